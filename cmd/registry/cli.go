@@ -27,3 +27,24 @@ func (c *cli) flags(name string) *flag.FlagSet {
 	fs.SetOutput(c.stderr)
 	return fs
 }
+
+// parse parses args with fs, allowing flags after positional arguments
+// (`registry verify FILE --json`), and returns the positional arguments.
+// Everything after a literal "--" is positional.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
