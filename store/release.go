@@ -1,0 +1,284 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pluginyard/registry/problem"
+)
+
+// Release is one accepted package version.
+type Release struct {
+	ID          int64
+	PackageID   string
+	Version     string
+	Kind        string // plugin | canvas | extension
+	SHA256      string
+	Size        int64
+	Manifest    []byte // the raw manifest.yaml or curupira-extension.toml
+	README      []byte
+	IconSHA256  string
+	IconExt     string
+	IconType    string
+	IconSize    int64 // recorded on the icon's blob row only
+	Warnings    problem.List
+	Signature   json.RawMessage // the verified signature result, or nil
+	PublishedBy string
+	Yanked      bool
+	YankReason  string
+	Downloads   int64
+	CreatedAt   time.Time
+}
+
+// Package is the curation state of one id, across its releases.
+type Package struct {
+	ID                    string
+	Kind                  string
+	DeprecatedReason      string
+	DeprecatedReplacement string
+	Stars                 *int
+	PushedAt              *time.Time
+	CreatedAt             time.Time
+}
+
+// AuditEntry is one line of the audit log.
+type AuditEntry struct {
+	ID      int64          `json:"id"`
+	At      time.Time      `json:"at"`
+	Actor   string         `json:"actor"`
+	Action  string         `json:"action"`
+	Target  string         `json:"target"`
+	Outcome string         `json:"outcome"` // ok | refused | error
+	Detail  map[string]any `json:"detail"`
+}
+
+const releaseCols = `id, package_id, version, kind, sha256, size, readme, icon_sha256, icon_ext, icon_type,
+	warnings, signature, published_by, yanked, yank_reason, downloads, created_at`
+
+// InsertRelease records a release whose package (and icon) blobs are already durable, with
+// its audit entry, and bumps the serial, all in one transaction. When id@version exists
+// already it returns the existing release and ErrConflict, changing nothing.
+func (s *Store) InsertRelease(ctx context.Context, rel *Release, audit AuditEntry) (*Release, error) {
+	var existing *Release
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		old, err := getRelease(ctx, tx, rel.PackageID, rel.Version)
+		if err == nil {
+			existing = old
+			return ErrConflict
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		return s.insertRelease(ctx, tx, rel, audit)
+	})
+	if errors.Is(err, ErrConflict) {
+		return existing, ErrConflict
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: insert release %s@%s: %w", rel.PackageID, rel.Version, err)
+	}
+	return rel, nil
+}
+
+func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, audit AuditEntry) error {
+	now := s.stamp()
+	if err := insertBlob(ctx, tx, rel.SHA256, rel.Size, now); err != nil {
+		return err
+	}
+	if rel.IconSHA256 != "" {
+		if err := insertBlob(ctx, tx, rel.IconSHA256, rel.IconSize, now); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO packages (id, kind, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`, rel.PackageID, rel.Kind, now); err != nil {
+		return err
+	}
+	warnings, err := json.Marshal(nonNil(rel.Warnings))
+	if err != nil {
+		return err
+	}
+	var sig sql.NullString
+	if len(rel.Signature) > 0 {
+		sig = sql.NullString{String: string(rel.Signature), Valid: true}
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO releases (package_id, version, kind, sha256, size, manifest, readme,
+		icon_sha256, icon_ext, icon_type, warnings, signature, published_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rel.PackageID, rel.Version, rel.Kind, rel.SHA256, rel.Size, rel.Manifest, rel.README,
+		toNull(rel.IconSHA256), toNull(rel.IconExt), toNull(rel.IconType), string(warnings), sig, rel.PublishedBy, now)
+	if err != nil {
+		return err
+	}
+	rel.ID, _ = res.LastInsertId()
+	rel.CreatedAt = parseStamp(now)
+	if err := bumpSerial(ctx, tx); err != nil {
+		return err
+	}
+	return s.insertAudit(ctx, tx, audit)
+}
+
+// insertBlob records a blob whose file is already durable.
+func insertBlob(ctx context.Context, tx *sql.Tx, sha string, size int64, now string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (sha256) DO NOTHING`, sha, size, now)
+	return err
+}
+
+func nonNil(l problem.List) problem.List {
+	if l == nil {
+		return problem.List{}
+	}
+	return l
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func getRelease(ctx context.Context, q querier, id, version string) (*Release, error) {
+	row := q.QueryRowContext(ctx, "SELECT "+releaseCols+" FROM releases WHERE package_id = ? AND version = ?", id, version)
+	return scanRelease(row)
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRelease(sc scanner) (*Release, error) {
+	var (
+		r                          Release
+		iconSHA, iconExt, iconType sql.NullString
+		warnings, created          string
+		sig, yankReason            sql.NullString
+		yanked                     int
+	)
+	err := sc.Scan(&r.ID, &r.PackageID, &r.Version, &r.Kind, &r.SHA256, &r.Size, &r.README,
+		&iconSHA, &iconExt, &iconType, &warnings, &sig, &r.PublishedBy, &yanked, &yankReason, &r.Downloads, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: scan release: %w", err)
+	}
+	r.IconSHA256, r.IconExt, r.IconType = iconSHA.String, iconExt.String, iconType.String
+	r.Yanked, r.YankReason = yanked == 1, yankReason.String
+	r.CreatedAt = parseStamp(created)
+	if sig.Valid {
+		r.Signature = json.RawMessage(sig.String)
+	}
+	if err := json.Unmarshal([]byte(warnings), &r.Warnings); err != nil {
+		return nil, fmt.Errorf("store: release %d warnings: %w", r.ID, err)
+	}
+	return &r, nil
+}
+
+// Release returns one release, with its manifest.
+func (s *Store) Release(ctx context.Context, id, version string) (*Release, error) {
+	r, err := getRelease(ctx, s.r, id, version)
+	if err != nil {
+		return nil, err
+	}
+	return r, s.fillManifests(ctx, []*Release{r})
+}
+
+// Releases returns every release of a package, newest first, without manifests.
+func (s *Store) Releases(ctx context.Context, id string) ([]*Release, error) {
+	return s.queryReleases(ctx, "SELECT "+releaseCols+" FROM releases WHERE package_id = ? ORDER BY created_at DESC, id DESC", id)
+}
+
+// AllReleases returns every release of every package, without manifests, oldest first.
+func (s *Store) AllReleases(ctx context.Context) ([]*Release, error) {
+	return s.queryReleases(ctx, "SELECT "+releaseCols+" FROM releases ORDER BY id")
+}
+
+func (s *Store) queryReleases(ctx context.Context, query string, args ...any) ([]*Release, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: releases: %w", err)
+	}
+	defer rows.Close()
+	var out []*Release
+	for rows.Next() {
+		r, err := scanRelease(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: releases: %w", err)
+	}
+	return out, nil
+}
+
+// FillManifests loads the raw manifest of each release that has none.
+func (s *Store) FillManifests(ctx context.Context, rels []*Release) error {
+	return s.fillManifests(ctx, rels)
+}
+
+func (s *Store) fillManifests(ctx context.Context, rels []*Release) error {
+	for _, r := range rels {
+		if r.Manifest != nil {
+			continue
+		}
+		if err := s.r.QueryRowContext(ctx, "SELECT manifest FROM releases WHERE id = ?", r.ID).Scan(&r.Manifest); err != nil {
+			return fmt.Errorf("store: manifest of release %d: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// SetYanked yanks or un-yanks one release and records the audit entry.
+func (s *Store) SetYanked(ctx context.Context, id, version string, yanked bool, reason string, audit AuditEntry) error {
+	flag := 0
+	if yanked {
+		flag = 1
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE releases SET yanked = ?, yank_reason = ? WHERE package_id = ? AND version = ?",
+			flag, toNull(reason), id, version)
+		if err != nil {
+			return fmt.Errorf("store: yank %s@%s: %w", id, version, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		if err := bumpSerial(ctx, tx); err != nil {
+			return err
+		}
+		return s.insertAudit(ctx, tx, audit)
+	})
+}
+
+// AddDownloads adds counted downloads per release id in one transaction.
+func (s *Store) AddDownloads(ctx context.Context, counts map[int64]int64) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for id, n := range counts {
+			if _, err := tx.ExecContext(ctx, "UPDATE releases SET downloads = downloads + ? WHERE id = ?", n, id); err != nil {
+				return fmt.Errorf("store: add downloads: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func bumpSerial(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'serial'")
+	return err
+}
+
+// Serial returns the change counter: it grows with every change to what the index shows.
+func (s *Store) Serial(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.r.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'serial'").Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("store: serial: %w", err)
+	}
+	return v, nil
+}

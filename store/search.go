@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// SearchDoc is what search knows of a package's latest listed release.
+type SearchDoc struct {
+	ID          string
+	Name        string
+	Description string
+	Author      string
+	Categories  []string
+	Kind        string
+	UpdatedAt   time.Time
+	Downloads   int64
+}
+
+// SearchQuery selects and orders packages. Sort is relevance (the default), name, recent
+// or downloads.
+type SearchQuery struct {
+	Q        string
+	Kind     string
+	Category string
+	Sort     string
+	Limit    int
+	Offset   int
+}
+
+// ReplaceSearch replaces the whole search table with docs, in one transaction.
+func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM search"); err != nil {
+			return fmt.Errorf("store: clear search: %w", err)
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (id, name, description, author, categories, kind, updated_at, downloads)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("store: search insert: %w", err)
+		}
+		defer stmt.Close()
+		for _, d := range docs {
+			if _, err := stmt.ExecContext(ctx, d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
+				d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
+				return fmt.Errorf("store: search insert %s: %w", d.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Search returns the ids matching q in order, and the total number of matches.
+func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error) {
+	where, args := []string{"1 = 1"}, []any{}
+	match := ftsQuery(q.Q)
+	if match != "" {
+		where = append(where, "search MATCH ?")
+		args = append(args, match)
+	}
+	if q.Kind != "" {
+		where = append(where, "kind = ?")
+		args = append(args, q.Kind)
+	}
+	if q.Category != "" {
+		where = append(where, "(' ' || categories || ' ') LIKE ?")
+		args = append(args, "% "+q.Category+" %")
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM search WHERE "+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("store: search count: %w", err)
+	}
+	order := searchOrder(q.Sort, match != "")
+	exact := strings.ToLower(strings.TrimSpace(q.Q))
+	query := "SELECT id FROM search WHERE " + cond + " ORDER BY (lower(id) = ? OR lower(name) = ?) DESC, " + order + " LIMIT ? OFFSET ?"
+	rows, err := s.r.QueryContext(ctx, query, append(args, exact, exact, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: search: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, 0, fmt.Errorf("store: search: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, total, rows.Err()
+}
+
+func searchOrder(sort string, hasQuery bool) string {
+	switch sort {
+	case "name":
+		return "lower(name), id"
+	case "recent":
+		return "updated_at DESC, id"
+	case "downloads":
+		return "CAST(downloads AS INTEGER) DESC, id"
+	}
+	if hasQuery {
+		return "bm25(search, 10.0, 5.0, 1.0, 2.0, 2.0), id"
+	}
+	return "lower(name), id"
+}
+
+// ftsQuery turns free text into an FTS5 query: each word becomes a quoted prefix term, so
+// user input can never be FTS syntax.
+func ftsQuery(q string) string {
+	words := strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	terms := make([]string, 0, len(words))
+	for _, w := range words {
+		terms = append(terms, `"`+w+`"*`)
+	}
+	return strings.Join(terms, " ")
+}

@@ -1,0 +1,157 @@
+package store_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pluginyard/registry/store"
+)
+
+// MustOpen opens a store on a fresh temporary data directory.
+func MustOpen(tb testing.TB) *store.Store {
+	tb.Helper()
+	s, err := store.Open(context.Background(), tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func mustRelease(tb testing.TB, s *store.Store, id, version string, data []byte) *store.Release {
+	tb.Helper()
+	sha, err := s.Blobs.Put(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &store.Release{PackageID: id, Version: version, Kind: "plugin", SHA256: sha, Size: int64(len(data)),
+		Manifest: []byte("id: " + id), PublishedBy: "test"}
+}
+
+func TestMigrationsTwice(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 2; i++ {
+		s, err := store.Open(context.Background(), dir)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestInsertReleaseConflictAndSerial(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	rel := mustRelease(t, s, "acme", "1.0.0", []byte("one"))
+	if _, err := s.InsertRelease(ctx, rel, store.AuditEntry{Actor: "a", Action: "publish", Target: "acme@1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	again := mustRelease(t, s, "acme", "1.0.0", []byte("two"))
+	old, err := s.InsertRelease(ctx, again, store.AuditEntry{Actor: "a", Action: "publish"})
+	if !errors.Is(err, store.ErrConflict) || old.SHA256 != rel.SHA256 {
+		t.Fatalf("second insert: err=%v old=%+v", err, old)
+	}
+	serial, err := s.Serial(ctx)
+	if err != nil || serial != 1 {
+		t.Fatalf("serial = %d, %v; want 1", serial, err)
+	}
+	got, err := s.Release(ctx, "acme", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SHA256 != rel.SHA256 || string(got.Manifest) != "id: acme" {
+		t.Errorf("release = %+v", got)
+	}
+	if _, err := s.Release(ctx, "acme", "9.9.9"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing release err = %v", err)
+	}
+	log, err := s.AuditLog(ctx, 10, 0)
+	if err != nil || len(log) != 1 || log[0].Target != "acme@1.0.0" {
+		t.Errorf("audit = %+v, %v", log, err)
+	}
+}
+
+func TestBlobsAreContentAddressed(t *testing.T) {
+	s := MustOpen(t)
+	data := []byte("hello blob")
+	sha, err := s.Blobs.Put(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if sha != hex.EncodeToString(sum[:]) {
+		t.Fatalf("sha = %s", sha)
+	}
+	got, err := s.Blobs.ReadAll(sha)
+	if err != nil || string(got) != string(data) {
+		t.Fatalf("read = %q, %v", got, err)
+	}
+	if _, err := s.Blobs.Open("../../etc/passwd"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("traversal open err = %v", err)
+	}
+}
+
+func TestCollectGarbageRemovesOrphans(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	rel := mustRelease(t, s, "kept", "1.0.0", []byte("kept"))
+	if _, err := s.InsertRelease(ctx, rel, store.AuditEntry{Actor: "a", Action: "publish"}); err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := s.Blobs.Put([]byte("orphan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.CollectGarbage(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("gc = %d, %v", n, err)
+	}
+	if _, err := s.Blobs.Open(orphan); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("orphan still there: %v", err)
+	}
+	if _, err := s.Blobs.Open(rel.SHA256); err != nil {
+		t.Errorf("kept blob gone: %v", err)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	now := time.Now()
+	docs := []store.SearchDoc{
+		{ID: "slack", Name: "Slack", Description: "Post to Slack channels", Categories: []string{"connector"}, Kind: "plugin", UpdatedAt: now, Downloads: 5},
+		{ID: "slack-extras", Name: "Slack Extras", Description: "More slack things", Categories: []string{"tools"}, Kind: "plugin", UpdatedAt: now.Add(time.Hour), Downloads: 50},
+		{ID: "board", Name: "Task Board", Description: "A canvas board; mentions slack once", Categories: []string{"canvas"}, Kind: "canvas", UpdatedAt: now},
+	}
+	if err := s.ReplaceSearch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		q     store.SearchQuery
+		want  []string
+		total int
+	}{
+		{store.SearchQuery{Q: "slack", Limit: 10}, []string{"slack", "slack-extras", "board"}, 3},
+		{store.SearchQuery{Q: "sla", Kind: "plugin", Limit: 10}, []string{"slack", "slack-extras"}, 2},
+		{store.SearchQuery{Category: "tools", Limit: 10}, []string{"slack-extras"}, 1},
+		{store.SearchQuery{Sort: "downloads", Limit: 1}, []string{"slack-extras"}, 3},
+		{store.SearchQuery{Sort: "name", Limit: 10, Offset: 1}, []string{"slack-extras", "board"}, 3},
+		{store.SearchQuery{Q: `"); DROP TABLE search; --`, Limit: 10}, nil, 0},
+	}
+	for _, tt := range tests {
+		got, total, err := s.Search(ctx, tt.q)
+		if err != nil {
+			t.Fatalf("%+v: %v", tt.q, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" || total != tt.total {
+			t.Errorf("%+v: ids (-want +got):\n%s total=%d", tt.q, diff, total)
+		}
+	}
+}
