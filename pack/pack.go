@@ -1,0 +1,237 @@
+// Package pack builds a package tarball (<id>-<version>.tar.gz) from a plugin, canvas or
+// extension source tree, deterministically: the same tree always gives the same bytes, so a
+// release can be rebuilt and compared, and a published sha256 means something.
+//
+// The archive format, fixed here once:
+//
+//   - gzip'd tar; the gzip header carries no file name, no modification time (0) and the
+//     OS byte 255 ("unknown"), at gzip.BestCompression;
+//   - regular files only, no directory entries (hosts create parent directories
+//     themselves); paths at the archive root, slash-separated, sorted by byte order;
+//   - every entry: mtime 2000-01-01T00:00:00Z (EpochUnix), uid/gid 0, empty uname/gname;
+//     mode 0755 for files under server/ (the executables), 0644 for everything else;
+//   - USTAR headers; a path USTAR cannot hold (over 255 bytes or non-ASCII) falls back to
+//     the PAX form archive/tar chooses, still deterministic;
+//   - checksums.txt is generated and written last: one "<sha256 hex>  <path>\n" line per
+//     file, sorted by path (the `sha256sum` format, so `sha256sum -c checksums.txt` works
+//     after extraction).
+//
+// What is refused rather than silently skipped or rewritten: a tree that already holds
+// checksums.txt or checksums.txt.sig at its root (pack writes the first and a signer writes
+// the second after packing), symlinks, and anything that is not a regular file or a
+// directory (devices, sockets, FIFOs), and paths a host or sha256sum could not read back
+// (a backslash, a control character, invalid UTF-8). Hidden files such as .DS_Store are
+// included like any other file: what is in the tree is what is in the package. Empty
+// directories carry no file and so do not appear.
+package pack
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// EpochUnix is the modification time of every entry in a package, in Unix seconds:
+// 2000-01-01T00:00:00Z. (Unix 0 makes some tar tools warn about an implausible date.)
+const EpochUnix = 946684800
+
+// File names that pack writes or that are written after packing; a source tree must not
+// hold them at its root.
+const (
+	ChecksumsFile    = "checksums.txt"
+	ChecksumsSigFile = "checksums.txt.sig"
+)
+
+// Modes of the entries: executables under server/ and everything else.
+const (
+	ExecMode = 0o755
+	FileMode = 0o644
+)
+
+// gzipOS is the OS byte of the gzip header: 255 means "unknown" (RFC 1952).
+const gzipOS = 255
+
+// ErrInvalidTree is wrapped by every error about the content of the source tree (as
+// opposed to an I/O failure), so callers can tell "fix your folder" from "disk broke".
+var ErrInvalidTree = errors.New("pack: invalid source tree")
+
+// Dir packs the directory dir into w. See the package documentation for the format.
+func Dir(dir string, w io.Writer) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("pack: %w", err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory", ErrInvalidTree, dir)
+	}
+	if err := FS(os.DirFS(dir), w); err != nil {
+		return fmt.Errorf("pack %s: %w", dir, err)
+	}
+	return nil
+}
+
+// FS packs the whole of fsys (from its root ".") into w. Given the same files, Dir and FS
+// write identical bytes.
+func FS(fsys fs.FS, w io.Writer) error {
+	files, err := list(fsys)
+	if err != nil {
+		return err
+	}
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return fmt.Errorf("pack: gzip: %w", err)
+	}
+	zw.OS = gzipOS // Name, Comment, Extra and ModTime stay zero: nothing varies by host
+	if err := writeTar(fsys, files, zw); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("pack: gzip: %w", err)
+	}
+	return nil
+}
+
+// Mode returns the tar mode pack gives the file at path p.
+func Mode(p string) int64 {
+	if strings.HasPrefix(p, "server/") {
+		return ExecMode
+	}
+	return FileMode
+}
+
+// list walks fsys and returns the sorted slash paths of its regular files, or an error
+// naming every entry that cannot be packed.
+func list(fsys fs.FS) ([]string, error) {
+	var files []string
+	var bad []error
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("pack: read %s: %w", p, err)
+		}
+		if p == "." {
+			return nil
+		}
+		if e := check(p, d.Type()); e != nil {
+			bad = append(bad, e)
+			return nil
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, errors.Join(bad...)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: no files to pack", ErrInvalidTree)
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// check says why the entry at p of type t cannot go into a package, or nil.
+func check(p string, t fs.FileMode) error {
+	switch {
+	case t&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symlink; hosts refuse links in a package: copy the file it points to in its place", ErrInvalidTree, p)
+	case !t.IsRegular() && !t.IsDir():
+		return fmt.Errorf("%w: %s is not a regular file (%s); remove it from the folder", ErrInvalidTree, p, t.Type())
+	case p == ChecksumsFile:
+		return fmt.Errorf("%w: %s already exists; pack generates it: delete it and pack again", ErrInvalidTree, p)
+	case p == ChecksumsSigFile:
+		return fmt.Errorf("%w: %s already exists; a signature is made over the generated %s after packing: delete it and pack again", ErrInvalidTree, p, ChecksumsFile)
+	}
+	return checkName(p)
+}
+
+// checkName refuses paths that a host's installer or `sha256sum -c` would misread.
+func checkName(p string) error {
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("%w: %q is not valid UTF-8; rename it", ErrInvalidTree, p)
+	}
+	if strings.Contains(p, `\`) {
+		return fmt.Errorf("%w: %q contains a backslash, which hosts refuse; rename it", ErrInvalidTree, p)
+	}
+	if strings.IndexFunc(p, unicode.IsControl) >= 0 {
+		return fmt.Errorf("%w: %q contains a control character; rename it", ErrInvalidTree, p)
+	}
+	return nil
+}
+
+// writeTar writes every file, then checksums.txt, as a tar stream into w.
+func writeTar(fsys fs.FS, files []string, w io.Writer) error {
+	tw := tar.NewWriter(w)
+	var sums strings.Builder
+	for _, p := range files {
+		sum, err := writeFile(tw, fsys, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&sums, "%s  %s\n", sum, p)
+	}
+	if err := writeEntry(tw, ChecksumsFile, strings.NewReader(sums.String()), int64(sums.Len())); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("pack: tar: %w", err)
+	}
+	return nil
+}
+
+// writeFile copies the file p of fsys into tw and returns its sha256 in hex.
+func writeFile(tw *tar.Writer, fsys fs.FS, p string) (string, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("pack: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("pack: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: %s changed while packing and is no longer a regular file", ErrInvalidTree, p)
+	}
+	h := sha256.New()
+	if err := writeEntry(tw, p, io.TeeReader(f, h), info.Size()); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// writeEntry writes one regular-file entry of exactly size bytes read from r.
+func writeEntry(tw *tar.Writer, name string, r io.Reader, size int64) error {
+	hdr := &tar.Header{
+		Typeflag: tar.TypeReg,
+		Name:     name,
+		Size:     size,
+		Mode:     Mode(name),
+		ModTime:  time.Unix(EpochUnix, 0),
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("pack: tar header %s: %w", name, err)
+	}
+	n, err := io.Copy(tw, r)
+	if err != nil {
+		return fmt.Errorf("pack: write %s: %w", name, err)
+	}
+	if n != size {
+		return fmt.Errorf("%w: %s changed size while packing (%d bytes, then %d)", ErrInvalidTree, name, size, n)
+	}
+	return nil
+}
