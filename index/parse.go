@@ -1,0 +1,247 @@
+package index
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pluginyard/registry/problem"
+)
+
+// maxCategoryLen bounds a curation tag; tags are short words such as "analytics".
+const maxCategoryLen = 64
+
+// ParseList decodes and checks a registry list strictly: unknown fields, wrong types,
+// duplicate ids or names, bad ids, repositories, kinds, previews, signing blocks and owners
+// are all reported, each with its field path and position (see the package doc). The list
+// is returned whenever the file is a YAML mapping, with the entries that decoded, so that a
+// caller can show what it would list; trust it only when the problems hold no error.
+func ParseList(data []byte) (*List, problem.List) {
+	d := &decoder{}
+	root := d.document(data)
+	if root == nil {
+		return nil, d.problems()
+	}
+	vals, _, ok := d.fields(root, "", "plugins", "extensions")
+	if !ok {
+		return nil, d.problems()
+	}
+	if vals["plugins"] == nil && vals["extensions"] == nil {
+		d.errorf(root, "registry.field.required", "plugins", "expected a top-level plugins: list (and optionally extensions:), found neither")
+	}
+	l := &List{}
+	if n := vals["plugins"]; n != nil {
+		l.Plugins = d.plugins(n)
+	}
+	if n := vals["extensions"]; n != nil {
+		l.Extensions = d.extensions(n)
+	}
+	return l, d.problems()
+}
+
+func (d *decoder) plugins(n *yaml.Node) []Entry {
+	var out []Entry
+	first := map[string]string{}
+	for i, item := range d.seq(n, "plugins") {
+		path := fmt.Sprintf("plugins[%d]", i)
+		e, idNode, ok := d.plugin(item, path)
+		if !ok {
+			continue
+		}
+		if prev, dup := first[e.ID]; dup {
+			d.errorf(idNode, "registry.id.duplicate", path+".id", "id %q is already listed at %s; each id may appear once", e.ID, prev)
+			continue
+		}
+		first[e.ID] = fmt.Sprintf("%s (line %d)", path, idNode.Line)
+		out = append(out, e)
+	}
+	return out
+}
+
+// plugin decodes one plugins entry. ok is false when the entry has no usable id.
+func (d *decoder) plugin(n *yaml.Node, path string) (e Entry, idNode *yaml.Node, ok bool) {
+	vals, _, isMap := d.fields(n, path, "id", "repo", "kind", "categories", "featured", "official", "previews", "signing", "owners")
+	if !isMap {
+		return e, nil, false
+	}
+	e.ID, ok = d.requiredString(n, vals, path, "id", "registry.id", checkID)
+	e.Repo, _ = d.requiredString(n, vals, path, "repo", "registry.repo", checkRepo)
+	e.Kind = d.kind(vals["kind"], path+".kind")
+	e.Categories = d.categories(vals["categories"], path+".categories")
+	if v := vals["featured"]; v != nil {
+		e.Featured = d.boolean(v, path+".featured")
+	}
+	if v := vals["official"]; v != nil {
+		e.Official = d.boolean(v, path+".official")
+	}
+	e.Previews = d.previews(vals["previews"], n, path+".previews", e.Kind == KindCanvas)
+	if v := vals["signing"]; v != nil {
+		e.Signing = d.signing(v, path+".signing", e.Repo)
+	}
+	e.Owners = d.strs(vals["owners"], path+".owners", "registry.owners", checkPublisher)
+	return e, vals["id"], ok
+}
+
+// requiredString decodes a required string field and checks it. ok is true when the field
+// holds a valid value.
+func (d *decoder) requiredString(parent *yaml.Node, vals map[string]*yaml.Node, path, field, rule string, check func(string) string) (string, bool) {
+	fp := path + "." + field
+	v := vals[field]
+	if v == nil {
+		d.errorf(parent, "registry.field.required", fp, "the required field %s is missing", field)
+		return "", false
+	}
+	s, ok := d.str(v, fp)
+	if !ok {
+		return "", false
+	}
+	if msg := check(s); msg != "" {
+		d.errorf(v, rule, fp, "%s", msg)
+		return s, false
+	}
+	return s, true
+}
+
+func (d *decoder) kind(n *yaml.Node, path string) string {
+	if n == nil {
+		return KindPlugin
+	}
+	s, ok := d.str(n, path)
+	if !ok {
+		return KindPlugin
+	}
+	if s != KindPlugin && s != KindCanvas {
+		d.errorf(n, "registry.kind", path, "expected plugin or canvas, found %q", s)
+		return KindPlugin
+	}
+	return s
+}
+
+func (d *decoder) categories(n *yaml.Node, path string) []string {
+	return d.strs(n, path, "registry.categories", func(c string) string {
+		if t := strings.TrimSpace(c); t == "" || t != c || utf8.RuneCountInString(c) > maxCategoryLen {
+			return fmt.Sprintf("expected a category tag of 1 to %d characters without surrounding spaces, found %q", maxCategoryLen, c)
+		}
+		return ""
+	})
+}
+
+func (d *decoder) previews(n, parent *yaml.Node, path string, canvas bool) []Preview {
+	items := d.seq(n, path)
+	if canvas && len(items) == 0 {
+		at := n
+		if at == nil {
+			at = parent
+		}
+		d.errorf(at, "registry.previews.required", path, "a canvas needs at least one preview (the first is its cover); add previews: [{url, alt}]")
+	}
+	if len(items) > MaxPreviews {
+		d.errorf(items[MaxPreviews], "registry.previews.count", path, "expected at most %d previews, found %d; keep the %d best", MaxPreviews, len(items), MaxPreviews)
+	}
+	var out []Preview
+	for i, item := range items {
+		if p, ok := d.preview(item, fmt.Sprintf("%s[%d]", path, i)); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (d *decoder) preview(n *yaml.Node, path string) (Preview, bool) {
+	var p Preview
+	vals, _, ok := d.fields(n, path, "url", "alt")
+	if !ok {
+		return p, false
+	}
+	u, uok := d.requiredString(n, vals, path, "url", "registry.previews.url", checkPreviewURL)
+	a, aok := d.requiredString(n, vals, path, "alt", "registry.previews.alt", checkPreviewAlt)
+	p = Preview{URL: u, Alt: a}
+	return p, uok && aok
+}
+
+func (d *decoder) signing(n *yaml.Node, path, repo string) *Signing {
+	vals, _, ok := d.fields(n, path, "required", "sigstore", "ed25519_keys")
+	if !ok {
+		return nil
+	}
+	s := &Signing{}
+	if v := vals["required"]; v != nil {
+		s.Required = d.boolean(v, path+".required")
+	}
+	s.Ed25519Keys = d.strs(vals["ed25519_keys"], path+".ed25519_keys", "registry.signing.ed25519_keys", checkEd25519Key)
+	switch v := vals["sigstore"]; {
+	case v != nil && !isNull(v):
+		s.Sigstore = d.sigstore(v, path+".sigstore", repo)
+	case vals["ed25519_keys"] == nil:
+		s.Sigstore = &SigstoreIdentity{Repository: repo, Issuer: DefaultIssuer}
+	}
+	return s
+}
+
+func (d *decoder) sigstore(n *yaml.Node, path, repo string) *SigstoreIdentity {
+	vals, _, ok := d.fields(n, path, "repository", "workflow", "ref", "issuer")
+	if !ok {
+		return nil
+	}
+	id := &SigstoreIdentity{Repository: repo, Issuer: DefaultIssuer}
+	d.optString(vals["repository"], path+".repository", "registry.signing.sigstore.repository", checkRepo, &id.Repository)
+	d.optString(vals["workflow"], path+".workflow", "registry.signing.sigstore.workflow", checkWorkflow, &id.Workflow)
+	d.optString(vals["ref"], path+".ref", "registry.signing.sigstore.ref", checkRef, &id.Ref)
+	d.optString(vals["issuer"], path+".issuer", "registry.signing.sigstore.issuer", checkIssuer, &id.Issuer)
+	return id
+}
+
+// optString decodes an optional string into *dst when present and valid.
+func (d *decoder) optString(n *yaml.Node, path, rule string, check func(string) string, dst *string) {
+	if isNull(n) {
+		return
+	}
+	s, ok := d.str(n, path)
+	if !ok {
+		return
+	}
+	if msg := check(s); msg != "" {
+		d.errorf(n, rule, path, "%s", msg)
+		return
+	}
+	*dst = s
+}
+
+func (d *decoder) extensions(n *yaml.Node) []ExtensionEntry {
+	var out []ExtensionEntry
+	first := map[string]string{}
+	for i, item := range d.seq(n, "extensions") {
+		path := fmt.Sprintf("extensions[%d]", i)
+		e, nameNode, ok := d.extension(item, path)
+		if !ok {
+			continue
+		}
+		if prev, dup := first[e.Name]; dup {
+			d.errorf(nameNode, "registry.extension.name.duplicate", path+".name", "extension %q is already listed at %s; each name may appear once", e.Name, prev)
+			continue
+		}
+		first[e.Name] = fmt.Sprintf("%s (line %d)", path, nameNode.Line)
+		out = append(out, e)
+	}
+	return out
+}
+
+func (d *decoder) extension(n *yaml.Node, path string) (e ExtensionEntry, nameNode *yaml.Node, ok bool) {
+	vals, _, isMap := d.fields(n, path, "name", "repo", "categories", "featured", "signing", "owners")
+	if !isMap {
+		return e, nil, false
+	}
+	e.Name, ok = d.requiredString(n, vals, path, "name", "registry.extension.name", checkExtensionName)
+	e.Repo, _ = d.requiredString(n, vals, path, "repo", "registry.repo", checkRepo)
+	e.Categories = d.categories(vals["categories"], path+".categories")
+	if v := vals["featured"]; v != nil {
+		e.Featured = d.boolean(v, path+".featured")
+	}
+	if v := vals["signing"]; v != nil {
+		e.Signing = d.signing(v, path+".signing", e.Repo)
+	}
+	e.Owners = d.strs(vals["owners"], path+".owners", "registry.owners", checkPublisher)
+	return e, vals["name"], ok
+}
