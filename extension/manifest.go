@@ -1,0 +1,112 @@
+// Package extension reads and checks Curupira trigger extensions: the
+// curupira-extension.toml manifest (format 1) and, through Conformance, the behaviour of a
+// running extension on the wire (protocol version 2).
+package extension
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/pluginyard/registry/problem"
+)
+
+// FileName is the manifest's file name inside an extension package.
+const FileName = "curupira-extension.toml"
+
+// Manifest is a decoded curupira-extension.toml.
+type Manifest struct {
+	ManifestVersion int      `toml:"manifest_version"`
+	Name            string   `toml:"name"`
+	Version         string   `toml:"version"`
+	Description     string   `toml:"description"`
+	ProtocolVersion int      `toml:"protocol_version"`
+	Runtime         string   `toml:"runtime"`
+	Kind            string   `toml:"kind"`
+	TriggerTypes    []string `toml:"trigger_types"`
+	Launch          Launch   `toml:"launch"`
+	Homepage        string   `toml:"homepage"`
+	License         string   `toml:"license"`
+	Repository      string   `toml:"repository"`
+
+	hasLaunch bool
+}
+
+// Launch is the [launch] table: how the host starts the extension.
+//
+// Known types and what they need:
+//
+//	npx     package (npm name) and version; the host runs `npx -y package@version args…`
+//	node    command, a script path inside the package; `node command args…`
+//	python  command, a script path or `-m module`; `python3 command args…`
+//	binary  command, an executable path inside the package or a name on PATH
+//	go      package, a Go package path ("." for the package root); `go run package[@version] args…`
+type Launch struct {
+	Type    string   `toml:"type"`
+	Package string   `toml:"package"`
+	Version string   `toml:"version"`
+	Command string   `toml:"command"`
+	Args    []string `toml:"args"`
+}
+
+// Parse decodes data as a curupira-extension.toml and validates it. Every problem carries
+// File "curupira-extension.toml". The manifest is nil only when data is not TOML of the
+// right types; unknown keys are errors that name their line.
+func Parse(data []byte) (*Manifest, problem.List) {
+	var m Manifest
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&m)
+	if err != nil {
+		var l problem.List
+		decodeProblem(&l, err)
+		return nil, l.InFile(FileName)
+	}
+	m.hasLaunch = md.IsDefined("launch")
+	var l problem.List
+	for _, key := range md.Undecoded() {
+		unknownKey(&l, data, key)
+	}
+	l = append(l, m.Validate()...)
+	return &m, l.InFile(FileName)
+}
+
+func decodeProblem(l *problem.List, err error) {
+	var pe toml.ParseError
+	var ppe *toml.ParseError
+	if errors.As(err, &ppe) && ppe != nil {
+		pe = *ppe
+	}
+	if ppe != nil || errors.As(err, &pe) {
+		path := fmt.Sprintf("line %d, column %d", pe.Position.Line, pe.Position.Col)
+		l.Errorf("extension.toml", path, "%s is not valid TOML at line %d, column %d: %s; fix the syntax",
+			FileName, pe.Position.Line, pe.Position.Col, pe.Message)
+		return
+	}
+	// The library reports type mismatches as plain errors: `toml: line 3 (last key "name"): …`.
+	msg := err.Error()
+	key, line := "", ""
+	if m := lastKeyRE.FindStringSubmatch(msg); m != nil {
+		key = m[1]
+	}
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		line = " at line " + m[1]
+	}
+	l.Errorf("extension.type", key, "%s has a value of the wrong type%s: %s; fix the value's type", FileName, line, strings.TrimPrefix(msg, "toml: "))
+}
+
+var (
+	lastKeyRE = regexp.MustCompile(`last key "([^"]*)"`)
+	lineRE    = regexp.MustCompile(`^toml: line (\d+)`)
+)
+
+func unknownKey(l *problem.List, data []byte, key toml.Key) {
+	name := key.String()
+	if line := keyLine(data, key); line > 0 {
+		l.Errorf("extension.unknown", name, "unknown key %q at line %d; remove it or fix its spelling (known keys: manifest_version, name, version, description, protocol_version, runtime, kind, trigger_types, homepage, license, repository, [launch] type, package, version, command, args)", name, line)
+		return
+	}
+	l.Errorf("extension.unknown", name, "unknown key %q; remove it or fix its spelling", name)
+}
