@@ -1,0 +1,226 @@
+package web
+
+// Kinds of package a card or page can describe.
+const (
+	KindPlugin    = "plugin"
+	KindCanvas    = "canvas"
+	KindExtension = "extension"
+)
+
+// Sort orders the home page offers; the values are the API's sort parameter.
+const (
+	SortRelevance = "relevance"
+	SortRecent    = "recent"
+	SortName      = "name"
+	SortDownloads = "downloads"
+)
+
+// Meta is the per-page information the layout puts in <head> and the header.
+type Meta struct {
+	// SiteName names the registry in titles and the header; "" means "Plugin registry".
+	SiteName string
+	// Title is the page's own title, without the site name.
+	Title string
+	// Description feeds <meta name="description">.
+	Description string
+	// CanonicalURL is the absolute URL of the page (omitted when "").
+	CanonicalURL string
+	// NavQuery pre-fills the header search box.
+	NavQuery string
+	// NoIndex asks search engines not to index the page (error pages).
+	NoIndex bool
+}
+
+// Card is one package in a list: a plugin, a canvas or a Curupira extension.
+type Card struct {
+	ID          string
+	Kind        string // KindPlugin, KindCanvas or KindExtension
+	Name        string
+	Author      string
+	Description string
+	Version     string
+	IconURL     string // "" draws a letter tile
+	Verified    bool   // the latest release's signature verified against the listed identity
+	Official    bool
+	Downloads   int64
+	Categories  []string
+	URL         string // the package's page, e.g. /plugins/{id}
+}
+
+// CategoryCount is one category filter with the number of packages in it.
+type CategoryCount struct {
+	Name  string
+	Count int
+}
+
+// HomePage is the search and browse page at /.
+type HomePage struct {
+	Meta       Meta
+	Query      string
+	Kind       string // "" for every kind
+	Category   string
+	Sort       string
+	Cards      []Card
+	Featured   []Card // shown above the results when non-empty
+	Categories []CategoryCount
+	Total      int
+	Page       int // 1-based
+	PerPage    int
+	PrevURL    string
+	NextURL    string
+}
+
+// Preview is one screenshot from plugins.yaml.
+type Preview struct {
+	URL string
+	Alt string
+}
+
+// Permission is one capability in plain words.
+type Permission struct {
+	Key    string // stable identifier, e.g. "secrets", "webhooks.public"
+	Label  string
+	Detail string
+	Risky  bool
+}
+
+// VersionRow is one release in the versions table.
+type VersionRow struct {
+	Version    string
+	CreatedAt  string // already formatted by the caller
+	Size       int64
+	SHA256     string
+	Yanked     bool
+	YankReason string
+	URL        string // the package download URL
+}
+
+// Deprecation marks a package its owner no longer maintains.
+type Deprecation struct {
+	Reason      string
+	Replacement string // an id or a URL; "" when none
+	// ReplacementURL links the replacement when it is listed here.
+	ReplacementURL string
+}
+
+// Install is what a person needs to install the latest release.
+type Install struct {
+	IndexURL   string // the index document a host adds as a source
+	PackageURL string
+	SHA256     string
+	CurlCheck  string // a one-line command printing the package's sha256
+}
+
+// Verification is what the registry checked about the latest release.
+type Verification struct {
+	ChecksumsOK    bool
+	SignatureType  string // "sigstore", "ed25519" or "" when unsigned
+	SAN            string
+	Issuer         string
+	Repository     string // owner/name
+	Workflow       string
+	Ref            string
+	CommitSHA      string
+	RunURL         string
+	KeyFingerprint string // ed25519 only
+	LogIndex       *int64
+	IntegratedTime string
+}
+
+// PluginPage is the page of a plugin or a canvas at /plugins/{id}.
+type PluginPage struct {
+	Meta             Meta
+	Card             Card
+	PublisherURL     string // the publisher page; "" when unknown
+	READMEHTML       HTML
+	Previews         []Preview
+	Permissions      []Permission
+	Versions         []VersionRow
+	Deprecated       *Deprecation
+	Install          Install
+	Verification     Verification
+	RepoURL          string
+	License          string
+	MinKandevVersion string
+	UpdatedAt        string
+	Warnings         []string
+}
+
+// ExtensionPage is the page of a Curupira trigger extension at /extensions/{name}.
+type ExtensionPage struct {
+	Meta            Meta
+	Card            Card
+	PublisherURL    string
+	TriggerTypes    []string
+	Runtime         string
+	ProtocolVersion int
+	LaunchCommand   string // e.g. "npx -y @acme/ext@1.2.0"
+	READMEHTML      HTML
+	Versions        []VersionRow
+	Deprecated      *Deprecation
+	Install         Install
+	Verification    Verification
+	RepoURL         string
+	License         string
+	UpdatedAt       string
+	Warnings        []string
+}
+
+// PublisherPage lists everything one publisher maintains, at /publishers/{name}.
+type PublisherPage struct {
+	Meta    Meta
+	Name    string
+	Repos   []string // GitHub repositories ("owner/name") the publisher releases from
+	Cards   []Card
+	Total   int
+	Page    int
+	PerPage int
+	PrevURL string
+	NextURL string
+}
+
+// CategoryPage lists one category, at /categories/{name}.
+type CategoryPage struct {
+	Meta       Meta
+	Name       string
+	Cards      []Card
+	Categories []CategoryCount // every category, for moving between them
+	Total      int
+	Page       int
+	PerPage    int
+	PrevURL    string
+	NextURL    string
+}
+
+// Docs sections.
+const (
+	DocsIndex     = ""
+	DocsAuthors   = "authors"
+	DocsOperators = "operators"
+)
+
+// DefaultAction is the `uses:` reference of the publishing GitHub Action.
+const DefaultAction = "pluginyard/registry@v1"
+
+// DocsPage is a documentation page at /docs, /docs/authors or /docs/operators.
+type DocsPage struct {
+	Meta Meta
+	// Section is DocsIndex, DocsAuthors or DocsOperators.
+	Section string
+	// PublicURL is this registry's public base URL, without a trailing slash;
+	// the examples use it.
+	PublicURL string
+	// Action is the `uses:` reference of the publishing Action; "" means DefaultAction.
+	Action string
+}
+
+// ErrorPage is a helpful 404 or a 500.
+type ErrorPage struct {
+	Meta   Meta
+	Status int // 404, 500, ...
+	// Message is a short, safe sentence for the reader; "" uses a default per status.
+	Message string
+	Query   string // what the reader was looking for, to pre-fill the search box
+	// RequestID lets the reader quote the failure to an operator (500 only).
+	RequestID string
+}
