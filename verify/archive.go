@@ -1,0 +1,191 @@
+package verify
+
+import (
+	"archive/tar"
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/pluginyard/registry/manifest"
+	"github.com/pluginyard/registry/problem"
+)
+
+// Names of the files the reader treats specially.
+const (
+	manifestName     = "manifest.yaml"
+	extensionName    = "curupira-extension.toml"
+	checksumsName    = "checksums.txt"
+	checksumsSigName = "checksums.txt.sig"
+	readmeName       = "README.md"
+	npmPrefix        = "package/" // npm pack puts every file under package/
+)
+
+// Bounds on what the reader keeps in memory besides the manifest.
+const (
+	headSize       = 512
+	maxReadmeSize  = 1 << 20
+	maxSigSize     = 1 << 20
+	maxImageSize   = 1 << 20
+	maxImagesTotal = 8 << 20
+	copyBufferSize = 256 << 10
+)
+
+// archive is what one pass over a package yields.
+type archive struct {
+	lim      Limits
+	files    manifest.Files
+	digests  map[string][sha256Size]byte
+	kept     map[string][]byte
+	dirs     map[string]bool // explicit directory entries
+	parents  map[string]bool // directories implied by file and directory paths
+	folded   map[string]string
+	images   int64 // bytes kept for image-looking files
+	total    int64 // decompressed bytes of regular files
+	sha256   string
+	size     int64
+	problems problem.List
+	fatal    bool // reading stopped early; the file list is incomplete
+	buf      []byte
+}
+
+// readArchive streams r once under lim. It returns an error only for I/O or ctx failures.
+func readArchive(ctx context.Context, r io.Reader, lim Limits) (*archive, error) {
+	a := &archive{
+		lim:     lim,
+		files:   manifest.Files{},
+		digests: map[string][sha256Size]byte{},
+		kept:    map[string][]byte{},
+		dirs:    map[string]bool{},
+		parents: map[string]bool{},
+		folded:  map[string]string{},
+		buf:     make([]byte, copyBufferSize),
+	}
+	raw := newRawReader(ctx, r, lim.MaxCompressed)
+	a.read(bufio.NewReaderSize(raw, copyBufferSize))
+	if raw.err != nil {
+		return nil, fmt.Errorf("read package: %w", raw.err)
+	}
+	if raw.over {
+		a.fatal = true
+		a.problems.Errorf("archive.limit.compressed", "", "the package is larger than %s compressed; make it smaller", size(lim.MaxCompressed))
+	} else if err := drain(raw); err != nil {
+		return nil, fmt.Errorf("read package: %w", err)
+	}
+	a.sha256, a.size = raw.sum(), raw.n
+	return a, nil
+}
+
+// drain reads what is left of the input so that the digest covers the whole file.
+func drain(raw *rawReader) error {
+	_, err := io.Copy(io.Discard, raw)
+	if raw.err != nil {
+		return raw.err
+	}
+	if raw.over {
+		return nil
+	}
+	return err
+}
+
+// read runs the gzip and tar layers; problems go to a.problems.
+func (a *archive) read(br *bufio.Reader) {
+	gz, err := gzip.NewReader(br)
+	if reportedElsewhere(err) {
+		a.fatal = true
+		return
+	}
+	if err != nil {
+		a.stop("archive.gzip", "", "the package is not a gzip file (%v); build it with `tar -czf` or the pack tool", err)
+		return
+	}
+	defer gz.Close()
+	guard := &guardReader{r: gz, limit: streamLimit(a.lim)}
+	tr := tar.NewReader(guard)
+	if !a.entries(tr, guard) {
+		return
+	}
+	// Read to the end of the gzip stream: it verifies the gzip checksum, and whatever
+	// follows the tar end marker still counts against the decompressed bound.
+	if _, err := io.Copy(io.Discard, guard); err != nil {
+		a.streamError(guard, err, "the gzip stream after the end of the tar archive is corrupt")
+	}
+}
+
+// entries walks the tar entries; it reports whether the whole archive was read.
+func (a *archive) entries(tr *tar.Reader, guard *guardReader) bool {
+	for n := 0; ; n++ {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			if n == 0 {
+				a.stop("archive.empty", "", "the archive has no entries; a package needs at least manifest.yaml")
+				return false
+			}
+			return true
+		}
+		if err != nil {
+			what := "the gzip stream is not a tar archive"
+			if n > 0 {
+				what = fmt.Sprintf("the tar archive is corrupt after %d entries", n)
+			}
+			a.streamError(guard, err, what)
+			return false
+		}
+		if !a.entry(tr, hdr) {
+			return false
+		}
+	}
+}
+
+// streamError turns a failure of the decompressed stream into the right problem: the
+// guard tells whether the gzip layer failed (corrupt or truncated) or the tar layer did.
+func (a *archive) streamError(guard *guardReader, err error, what string) {
+	switch {
+	case guard.over:
+		a.stop("archive.limit.total", "", "the decompressed archive is larger than %s (tar headers included); it may be a compression bomb", size(guard.limit))
+	case reportedElsewhere(err), reportedElsewhere(guard.srcErr):
+		a.fatal = true
+	case guard.srcErr != nil && errors.Is(guard.srcErr, io.ErrUnexpectedEOF):
+		a.stop("archive.gzip", "", "the gzip stream ends early: the file is truncated; upload the complete package")
+	case guard.srcErr != nil:
+		a.stop("archive.gzip", "", "the gzip stream is corrupt: %v; rebuild the package", guard.srcErr)
+	default:
+		a.stop("archive.tar", "", "%s: %v; build the package with `tar -czf` or the pack tool", what, err)
+	}
+}
+
+// stop records a problem that ends reading.
+func (a *archive) stop(rule, file, format string, args ...any) {
+	a.fatal = true
+	a.problems = append(a.problems, problem.Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: problem.Error})
+}
+
+func (a *archive) errorf(rule, file, format string, args ...any) {
+	a.problems = append(a.problems, problem.Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: problem.Error})
+}
+
+// keptBytes returns a kept file's bytes, nil when absent.
+func (a *archive) keptBytes(name string) []byte { return a.kept[name] }
+
+// size renders a byte count for messages.
+func size(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// under reports whether name is inside folder dir ("" is the root).
+func under(name, dir string) bool { return dir == "" || strings.HasPrefix(name, dir) }
+
+// reportedElsewhere reports errors that readArchive turns into a problem (the compressed
+// limit) or returns (I/O and context errors from the input).
+func reportedElsewhere(err error) bool {
+	return err != nil && (errors.Is(err, errCompressedLimit) || errors.Is(err, errInput))
+}

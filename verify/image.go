@@ -1,0 +1,82 @@
+package verify
+
+import (
+	"bytes"
+	"net/http"
+	"path"
+	"strings"
+)
+
+// imageExts are the extensions of the image formats a host renders as an icon.
+var imageExts = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+	".gif": "image/gif", ".webp": "image/webp", ".svg": "image/svg+xml",
+}
+
+// looksLikeImage decides, from the name and the first bytes, whether a file is worth
+// keeping whole in case the manifest names it as the icon.
+func looksLikeImage(name string, head []byte) bool {
+	if _, ok := imageExts[strings.ToLower(path.Ext(name))]; ok {
+		return true
+	}
+	ct, _ := sniffImage(head)
+	return ct != ""
+}
+
+// sniffImage returns the content type and extension of an image by its content
+// (png, jpeg, gif, webp or svg), or "" when data is none of those.
+func sniffImage(data []byte) (contentType, ext string) {
+	switch ct := http.DetectContentType(data); ct {
+	case "image/png":
+		return ct, ".png"
+	case "image/jpeg":
+		return ct, ".jpg"
+	case "image/gif":
+		return ct, ".gif"
+	case "image/webp":
+		return ct, ".webp"
+	}
+	if isSVG(data) {
+		return "image/svg+xml", ".svg"
+	}
+	return "", ""
+}
+
+// isSVG reports an XML document whose first element is <svg>, allowing an XML
+// declaration, comments and a doctype before it.
+func isSVG(data []byte) bool {
+	rest := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	for len(rest) > 0 {
+		switch {
+		case bytes.HasPrefix(rest, []byte("<?")):
+			rest = after(rest, "?>")
+		case bytes.HasPrefix(rest, []byte("<!--")):
+			rest = after(rest, "-->")
+		case bytes.HasPrefix(rest, []byte("<!")):
+			rest = after(rest, ">")
+		default:
+			return hasTagPrefix(rest, "<svg")
+		}
+		rest = bytes.TrimLeft(rest, " \t\r\n")
+	}
+	return false
+}
+
+func after(b []byte, sep string) []byte {
+	_, rest, ok := bytes.Cut(b, []byte(sep))
+	if !ok {
+		return nil
+	}
+	return rest
+}
+
+func hasTagPrefix(b []byte, tag string) bool {
+	if !bytes.HasPrefix(b, []byte(tag)) || len(b) == len(tag) {
+		return false
+	}
+	switch b[len(tag)] {
+	case ' ', '>', '\t', '\r', '\n', '/':
+		return true
+	}
+	return false
+}

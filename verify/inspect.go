@@ -1,0 +1,165 @@
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path"
+	"strings"
+
+	"github.com/pluginyard/registry/extension"
+	"github.com/pluginyard/registry/manifest"
+	"github.com/pluginyard/registry/problem"
+)
+
+// inspect runs the checks that need the whole file list: which kind of package this is,
+// its manifest, the limits of that kind, checksums.txt, the file name, and the icon.
+func inspect(rep *Report, a *archive, opt Options) {
+	switch base, kind := packageKind(a); kind {
+	case KindPlugin:
+		inspectKandev(rep, a, opt)
+	case KindExtension:
+		inspectExtension(rep, a, opt, base)
+	default:
+		rep.Problems.Errorf("archive.manifest.missing", "", "%s", missingManifest(a))
+	}
+}
+
+// packageKind finds the manifest: manifest.yaml at the root makes a Kandev package
+// (plugin or canvas); otherwise curupira-extension.toml at the root, or under package/
+// as `npm pack` lays it out, makes a Curupira extension. base is the folder holding it.
+func packageKind(a *archive) (base, kind string) {
+	switch {
+	case a.isFile(manifestName):
+		return "", KindPlugin
+	case a.isFile(extensionName):
+		return "", KindExtension
+	case a.isFile(npmPrefix + extensionName):
+		return npmPrefix, KindExtension
+	}
+	return "", ""
+}
+
+func missingManifest(a *archive) string {
+	for _, name := range sortedKeys(a.files) {
+		if base := path.Base(name); base == manifestName || base == extensionName {
+			return "no manifest.yaml at the archive root, but " + name + " is in a folder; put the package's files at the root of the archive, not under a top folder"
+		}
+	}
+	return "the package has neither manifest.yaml (a Kandev plugin or canvas) nor curupira-extension.toml (a Curupira extension) at its root"
+}
+
+func inspectKandev(rep *Report, a *archive, opt Options) {
+	data, ok := a.kept[manifestName]
+	if !ok {
+		rep.Problems.Errorf("archive.limit.manifest", "", "manifest.yaml is %d bytes; at most %s are allowed", a.files[manifestName].Size, size(a.lim.MaxManifestSize))
+		rep.Problems[len(rep.Problems)-1].File = manifestName
+		return
+	}
+	m, probs := manifest.Check(data, a.files)
+	lim := opt.Plugin
+	if m != nil {
+		rep.Manifest, rep.ID, rep.Version, rep.Kind = m, m.ID, m.Version, m.Kind()
+		if rep.Kind == KindCanvas {
+			lim = opt.Canvas
+		}
+	}
+	rep.Problems = append(rep.Problems, checkLimits(a, lim, manifestName, rep.Size)...)
+	rep.Problems = append(rep.Problems, probs.InFile(manifestName)...)
+	rep.Problems = append(rep.Problems, packageChecksums(a, "", true)...)
+	if m != nil {
+		rep.Problems = append(rep.Problems, checkFileName(opt.FileName, m.ID, m.Version, "id")...)
+		rep.Icon = icon(a, m.Icon)
+	}
+	rep.README = a.kept[readmeName]
+	rep.Problems = append(rep.Problems, readmeSize(a, readmeName)...)
+}
+
+func inspectExtension(rep *Report, a *archive, opt Options, base string) {
+	file := base + extensionName
+	rep.Kind = KindExtension
+	data, ok := a.kept[file]
+	if !ok {
+		rep.Problems.Errorf("archive.limit.manifest", "", "%s is %d bytes; at most %s are allowed", file, a.files[file].Size, size(a.lim.MaxManifestSize))
+		rep.Problems[len(rep.Problems)-1].File = file
+		return
+	}
+	m, probs := extension.Parse(data)
+	for i := range probs {
+		probs[i].File = file
+	}
+	rep.Problems = append(rep.Problems, checkLimits(a, opt.Plugin, file, rep.Size)...)
+	rep.Problems = append(rep.Problems, probs...)
+	if base != "" {
+		rep.Problems = append(rep.Problems, outsideBase(a, base)...)
+	}
+	rep.Problems = append(rep.Problems, packageChecksums(a, base, false)...)
+	rep.Checksums, rep.ChecksumsSig = a.kept[base+checksumsName], a.kept[base+checksumsSigName]
+	if m != nil {
+		rep.Extension, rep.ID, rep.Version = m, m.Name, m.Version
+		rep.Problems = append(rep.Problems, checkFileName(opt.FileName, fileNameID(m.Name), m.Version, "name")...)
+	}
+	rep.README = a.kept[base+readmeName]
+	rep.Problems = append(rep.Problems, readmeSize(a, base+readmeName)...)
+}
+
+// outsideBase refuses files beside package/ in an npm-style package: the host installs
+// package/ only, so they would be published but never installed.
+func outsideBase(a *archive, base string) problem.List {
+	var probs problem.List
+	for _, name := range sortedKeys(a.files) {
+		if !under(name, base) {
+			probs.Errorf("archive.layout", "", "%q is outside %s; an npm-style package keeps every file under %s", name, base, base)
+			probs[len(probs)-1].File = name
+		}
+	}
+	return probs
+}
+
+// packageChecksums checks base+checksums.txt against the files under base.
+func packageChecksums(a *archive, base string, required bool) problem.List {
+	file := base + checksumsName
+	var probs problem.List
+	if !a.isFile(file) {
+		if required {
+			probs.Errorf("checksums.missing", "", "the package has no checksums.txt; generate it last, with `sha256sum` of every other file, sorted by path (the pack tool does this)")
+		}
+		return probs.InFile(file)
+	}
+	data, ok := a.kept[file]
+	if !ok {
+		probs.Errorf("checksums.size", "", "checksums.txt is %d bytes, more than one line per allowed file (%s)", a.files[file].Size, size(checksumsLimit(a.lim)))
+		return probs.InFile(file)
+	}
+	if a.isFile(base+checksumsSigName) && a.kept[base+checksumsSigName] == nil {
+		probs.Errorf("checksums.sig.size", "", "checksums.txt.sig is %d bytes; a signature is at most %s", a.files[base+checksumsSigName].Size, size(maxSigSize))
+		probs = probs.InFile(base + checksumsSigName)
+	}
+	lines, parsed := ParseChecksums(data)
+	probs = append(probs, parsed.InFile(file)...)
+	return append(probs, checkChecksums(lines, a.digests, base).InFile(file)...)
+}
+
+// readmeSize warns when README.md is too large to keep: the registry shows no readme then.
+func readmeSize(a *archive, name string) problem.List {
+	var probs problem.List
+	if a.isFile(name) && a.kept[name] == nil {
+		probs.Warnf("archive.readme.size", "", "README.md is %d bytes; the registry shows READMEs of at most %s, so this one is not shown", a.files[name].Size, size(maxReadmeSize))
+	}
+	return probs.InFile(name)
+}
+
+// icon returns the manifest's icon when the package ships it whole and it is an image.
+// The manifest package reports a missing or non-image icon.
+func icon(a *archive, p string) *Asset {
+	p = strings.TrimPrefix(p, "./")
+	data, ok := a.kept[p]
+	if p == "" || !ok {
+		return nil
+	}
+	ct, ext := sniffImage(data)
+	if ct == "" {
+		return nil
+	}
+	sum := sha256.Sum256(data)
+	return &Asset{Path: p, ContentType: ct, Ext: ext, SHA256: hex.EncodeToString(sum[:]), Data: data}
+}
