@@ -3,8 +3,8 @@ package signature_test
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
