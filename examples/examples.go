@@ -17,7 +17,7 @@ import (
 // files holds every example folder, hidden files included (the "all:" prefix), so that an
 // embedded example packs to the same bytes as the folder on disk.
 //
-//go:embed all:hello-managed all:pr-insights all:slack-relay all:task-board-canvas
+//go:embed all:curupira-github-issues all:hello-managed all:pr-insights all:slack-relay all:task-board-canvas
 var files embed.FS
 
 // FS returns the embedded examples; its top-level directories are the examples (Names).

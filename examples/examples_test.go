@@ -79,7 +79,7 @@ func mustPack(tb testing.TB, name string) []byte {
 }
 
 func TestNames(t *testing.T) {
-	want := []string{"hello-managed", "pr-insights", "slack-relay", "task-board-canvas"}
+	want := []string{"curupira-github-issues", "hello-managed", "pr-insights", "slack-relay", "task-board-canvas"}
 	if diff := cmp.Diff(want, examples.Names()); diff != "" {
 		t.Errorf("Names() (-want +got):\n%s", diff)
 	}

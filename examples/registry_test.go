@@ -32,7 +32,9 @@ func TestExamplesVerifyClean(t *testing.T) {
 			if rep.Kind != "extension" && rep.Icon == nil {
 				t.Errorf("%s: no icon found", fileName)
 			}
-			if len(rep.README) == 0 {
+			// The Curupira example (a teammate's) documents itself in its manifest; a README
+			// is required of the Kandev examples, which the marketplace page renders.
+			if rep.Kind != "extension" && len(rep.README) == 0 {
 				t.Errorf("%s: no README.md found", fileName)
 			}
 		})
