@@ -62,9 +62,30 @@ const (
 // gzipOS is the OS byte of the gzip header: 255 means "unknown" (RFC 1952).
 const gzipOS = 255
 
-// ErrInvalidTree is wrapped by every error about the content of the source tree (as
-// opposed to an I/O failure), so callers can tell "fix your folder" from "disk broke".
-var ErrInvalidTree = errors.New("pack: invalid source tree")
+// ErrInvalidTree matches (errors.Is) every error about the content of the source tree, as
+// opposed to an I/O failure, so callers can tell "fix your folder" from "the disk broke".
+var ErrInvalidTree = errors.New("invalid source tree")
+
+// TreeError lists everything in a source tree that cannot be packed, one message per
+// entry, each naming the path and the fix.
+type TreeError struct {
+	Problems []string
+}
+
+// Error renders one problem on one line, several as an indented list.
+func (e *TreeError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0]
+	}
+	return fmt.Sprintf("%d entries cannot be packed:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
+
+// Is makes errors.Is(err, ErrInvalidTree) true for a TreeError.
+func (e *TreeError) Is(target error) bool { return target == ErrInvalidTree }
+
+func treeErrorf(format string, args ...any) error {
+	return &TreeError{Problems: []string{fmt.Sprintf(format, args...)}}
+}
 
 // Dir packs the directory dir into w. See the package documentation for the format.
 func Dir(dir string, w io.Writer) error {
@@ -73,9 +94,9 @@ func Dir(dir string, w io.Writer) error {
 		return fmt.Errorf("pack: %w", err)
 	}
 	if !info.IsDir() {
-		return fmt.Errorf("%w: %s is not a directory", ErrInvalidTree, dir)
+		return fmt.Errorf("pack: %w", treeErrorf("%s is not a directory", dir))
 	}
-	if err := FS(os.DirFS(dir), w); err != nil {
+	if err := packFS(os.DirFS(dir), w); err != nil {
 		return fmt.Errorf("pack %s: %w", dir, err)
 	}
 	return nil
@@ -84,20 +105,28 @@ func Dir(dir string, w io.Writer) error {
 // FS packs the whole of fsys (from its root ".") into w. Given the same files, Dir and FS
 // write identical bytes.
 func FS(fsys fs.FS, w io.Writer) error {
+	if err := packFS(fsys, w); err != nil {
+		return fmt.Errorf("pack: %w", err)
+	}
+	return nil
+}
+
+// packFS is FS without the error prefix, which Dir and FS each add.
+func packFS(fsys fs.FS, w io.Writer) error {
 	files, err := list(fsys)
 	if err != nil {
 		return err
 	}
 	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
 	if err != nil {
-		return fmt.Errorf("pack: gzip: %w", err)
+		return fmt.Errorf("gzip: %w", err)
 	}
 	zw.OS = gzipOS // Name, Comment, Extra and ModTime stay zero: nothing varies by host
 	if err := writeTar(fsys, files, zw); err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {
-		return fmt.Errorf("pack: gzip: %w", err)
+		return fmt.Errorf("gzip: %w", err)
 	}
 	return nil
 }
@@ -113,17 +142,16 @@ func Mode(p string) int64 {
 // list walks fsys and returns the sorted slash paths of its regular files, or an error
 // naming every entry that cannot be packed.
 func list(fsys fs.FS) ([]string, error) {
-	var files []string
-	var bad []error
+	var files, bad []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("pack: read %s: %w", p, err)
+			return fmt.Errorf("read %s: %w", p, err)
 		}
 		if p == "." {
 			return nil
 		}
-		if e := check(p, d.Type()); e != nil {
-			bad = append(bad, e)
+		if msg := check(p, d.Type()); msg != "" {
+			bad = append(bad, msg)
 			return nil
 		}
 		if d.Type().IsRegular() {
@@ -135,42 +163,41 @@ func list(fsys fs.FS) ([]string, error) {
 		return nil, err
 	}
 	if len(bad) > 0 {
-		return nil, errors.Join(bad...)
+		return nil, &TreeError{Problems: bad}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: no files to pack", ErrInvalidTree)
+		return nil, treeErrorf("no files to pack")
 	}
 	slices.Sort(files)
 	return files, nil
 }
 
-// check says why the entry at p of type t cannot go into a package, or nil.
-func check(p string, t fs.FileMode) error {
+// check says why the entry at p of type t cannot go into a package, or "".
+func check(p string, t fs.FileMode) string {
 	switch {
 	case t&fs.ModeSymlink != 0:
-		return fmt.Errorf("%w: %s is a symlink; hosts refuse links in a package: copy the file it points to in its place", ErrInvalidTree, p)
+		return fmt.Sprintf("%s is a symlink; hosts refuse links in a package: copy the file it points to in its place", p)
 	case !t.IsRegular() && !t.IsDir():
-		return fmt.Errorf("%w: %s is not a regular file (%s); remove it from the folder", ErrInvalidTree, p, t.Type())
+		return fmt.Sprintf("%s is not a regular file (%s); remove it from the folder", p, t.Type())
 	case p == ChecksumsFile:
-		return fmt.Errorf("%w: %s already exists; pack generates it: delete it and pack again", ErrInvalidTree, p)
+		return fmt.Sprintf("%s already exists; pack generates it: delete it and pack again", p)
 	case p == ChecksumsSigFile:
-		return fmt.Errorf("%w: %s already exists; a signature is made over the generated %s after packing: delete it and pack again", ErrInvalidTree, p, ChecksumsFile)
+		return fmt.Sprintf("%s already exists; a signature is made over the generated %s after packing: delete it and pack again", p, ChecksumsFile)
 	}
 	return checkName(p)
 }
 
 // checkName refuses paths that a host's installer or `sha256sum -c` would misread.
-func checkName(p string) error {
-	if !utf8.ValidString(p) {
-		return fmt.Errorf("%w: %q is not valid UTF-8; rename it", ErrInvalidTree, p)
+func checkName(p string) string {
+	switch {
+	case !utf8.ValidString(p):
+		return fmt.Sprintf("%q is not valid UTF-8; rename it", p)
+	case strings.Contains(p, `\`):
+		return fmt.Sprintf("%q contains a backslash, which hosts refuse; rename it", p)
+	case strings.IndexFunc(p, unicode.IsControl) >= 0:
+		return fmt.Sprintf("%q contains a control character; rename it", p)
 	}
-	if strings.Contains(p, `\`) {
-		return fmt.Errorf("%w: %q contains a backslash, which hosts refuse; rename it", ErrInvalidTree, p)
-	}
-	if strings.IndexFunc(p, unicode.IsControl) >= 0 {
-		return fmt.Errorf("%w: %q contains a control character; rename it", ErrInvalidTree, p)
-	}
-	return nil
+	return ""
 }
 
 // writeTar writes every file, then checksums.txt, as a tar stream into w.
@@ -188,7 +215,7 @@ func writeTar(fsys fs.FS, files []string, w io.Writer) error {
 		return err
 	}
 	if err := tw.Close(); err != nil {
-		return fmt.Errorf("pack: tar: %w", err)
+		return fmt.Errorf("tar: %w", err)
 	}
 	return nil
 }
@@ -197,15 +224,15 @@ func writeTar(fsys fs.FS, files []string, w io.Writer) error {
 func writeFile(tw *tar.Writer, fsys fs.FS, p string) (string, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
-		return "", fmt.Errorf("pack: %w", err)
+		return "", err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return "", fmt.Errorf("pack: %w", err)
+		return "", err
 	}
 	if !info.Mode().IsRegular() {
-		return "", fmt.Errorf("%w: %s changed while packing and is no longer a regular file", ErrInvalidTree, p)
+		return "", treeErrorf("%s changed while packing and is no longer a regular file", p)
 	}
 	h := sha256.New()
 	if err := writeEntry(tw, p, io.TeeReader(f, h), info.Size()); err != nil {
@@ -224,14 +251,14 @@ func writeEntry(tw *tar.Writer, name string, r io.Reader, size int64) error {
 		ModTime:  time.Unix(EpochUnix, 0),
 	}
 	if err := tw.WriteHeader(hdr); err != nil {
-		return fmt.Errorf("pack: tar header %s: %w", name, err)
+		return fmt.Errorf("tar header %s: %w", name, err)
 	}
 	n, err := io.Copy(tw, r)
 	if err != nil {
-		return fmt.Errorf("pack: write %s: %w", name, err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if n != size {
-		return fmt.Errorf("%w: %s changed size while packing (%d bytes, then %d)", ErrInvalidTree, name, size, n)
+		return treeErrorf("%s changed size while packing (%d bytes, then %d)", name, size, n)
 	}
 	return nil
 }
