@@ -39,7 +39,7 @@ func checkID(id string) string {
 	case !idRE.MatchString(id):
 		return fmt.Sprintf("expected a manifest id matching ^[a-z0-9][a-z0-9._-]*$ (lowercase letters, digits, '.', '_', '-'), found %q", id)
 	case strings.HasSuffix(id, ".config"):
-		return fmt.Sprintf("id %q ends in .config, which Kandev reserves for configuration files; choose another id", id)
+		return fmt.Sprintf("expected an id without the .config suffix (Kandev reserves it for configuration files), found %q", id)
 	}
 	return ""
 }
