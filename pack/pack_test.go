@@ -347,3 +347,23 @@ func TestDirErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTreeErrorListsEveryEntry(t *testing.T) {
+	dir := writeTree(t, map[string]string{"manifest.yaml": "id: x\n", "checksums.txt": "a", "checksums.txt.sig": "b", `a\b`: "c"})
+	err := pack.Dir(dir, io.Discard)
+	var te *pack.TreeError
+	if !errors.As(err, &te) {
+		t.Fatalf("error %v is not a *pack.TreeError", err)
+	}
+	want := []string{
+		`"a\\b" contains a backslash, which hosts refuse; rename it`,
+		"checksums.txt already exists; pack generates it: delete it and pack again",
+		"checksums.txt.sig already exists; a signature is made over the generated checksums.txt after packing: delete it and pack again",
+	}
+	if diff := cmp.Diff(want, te.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(err.Error(), "pack "+dir+": 3 entries cannot be packed:\n  ") {
+		t.Errorf("error text = %q", err)
+	}
+}
