@@ -2,11 +2,14 @@ package signature_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/pluginyard/registry/verify/signature"
+	"github.com/pluginyard/registry/verify/signature/signaturetest"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 )
@@ -200,5 +203,24 @@ func TestVirtualBundleJSON(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestTrustedRootFile(t *testing.T) {
+	vs := mustSigstore(t)
+	path := filepath.Join(t.TempDir(), "trusted_root.json")
+	if err := os.WriteFile(path, signaturetest.TrustedRootJSON(t, vs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := signature.LoadTrustedRoot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bundleJSON(t, vs, signMessage(t, vs, helloSAN, signature.GitHubActionsIssuer, artifact), "0.3")
+	if _, err := signature.NewVerifier(tm, virtualThresholds).VerifyBundle(b, bytes.NewReader(artifact), signature.Identity{Repository: helloRepo}); err != nil {
+		t.Fatalf("VerifyBundle with the root read from a file: %v", err)
+	}
+	if _, err := signature.LoadTrustedRoot(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Errorf("LoadTrustedRoot of a missing file succeeded")
 	}
 }
