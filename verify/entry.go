@@ -129,6 +129,7 @@ func (a *archive) addFile(tr *tar.Reader, hdr *tar.Header, name, file string) bo
 		return false
 	}
 	a.foldCase(name, file)
+	a.addParents(name)
 	return a.readFile(tr, hdr.Size, name, file)
 }
 

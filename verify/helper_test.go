@@ -25,6 +25,7 @@ type entry struct {
 	Link    string
 	Size    int64             // header size when non-zero (a lie the reader must survive)
 	RawName string            // bytes to patch over Name in the header (for names tar.Writer refuses)
+	RawType byte              // typeflag to patch into the header (for types tar.Writer refuses)
 	PAX     map[string]string // extra PAX records
 }
 
@@ -38,13 +39,16 @@ func buildTar(tb testing.TB, entries []entry) []byte {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, e := range entries {
+		if err := tw.Flush(); err != nil && e.Size == 0 {
+			tb.Fatalf("tar flush: %v", err)
+		}
 		start := buf.Len()
 		hdr := header(e)
 		if err := tw.WriteHeader(hdr); err != nil {
 			tb.Fatalf("tar header %q: %v", e.Name, err)
 		}
-		if e.RawName != "" {
-			patchName(tb, buf.Bytes()[start:start+512], e.RawName)
+		if e.RawName != "" || e.RawType != 0 {
+			patchHeader(tb, buf.Bytes()[start:start+512], e.RawName, e.RawType)
 		}
 		if e.Type == tar.TypeReg || e.Type == 0 {
 			if _, err := io.WriteString(tw, e.Body); err != nil && e.Size == 0 {
@@ -73,17 +77,26 @@ func header(e entry) *tar.Header {
 	if len(e.PAX) == 0 {
 		hdr.Format = tar.FormatUnknown
 	}
+	if e.Type == tar.TypeXGlobalHeader {
+		return &tar.Header{Typeflag: e.Type, PAXRecords: e.PAX}
+	}
 	return hdr
 }
 
-// patchName overwrites the USTAR name field of a header block and fixes its checksum.
-func patchName(tb testing.TB, block []byte, name string) {
+// patchHeader overwrites the name field and the typeflag of a USTAR header block (when
+// set) and fixes its checksum.
+func patchHeader(tb testing.TB, block []byte, name string, typ byte) {
 	tb.Helper()
 	if len(name) > 100 {
 		tb.Fatalf("raw name %q too long", name)
 	}
-	clear(block[0:100])
-	copy(block[0:100], name)
+	if name != "" {
+		clear(block[0:100])
+		copy(block[0:100], name)
+	}
+	if typ != 0 {
+		block[156] = typ
+	}
 	copy(block[148:156], "        ")
 	var sum int64
 	for _, c := range block {
@@ -145,4 +158,24 @@ func pngIcon(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return buf.String()
+}
+
+// sparseEntries is a PAX (GNU 1.0) sparse file named name: a PAX header written by hand,
+// since tar.Writer drops GNU.sparse records, then the data with its sparse map.
+func sparseEntries(name string) []entry {
+	var records string
+	for _, kv := range [][2]string{{"GNU.sparse.major", "1"}, {"GNU.sparse.minor", "0"}, {"GNU.sparse.name", name}, {"GNU.sparse.realsize", "1048576"}} {
+		rec := " " + kv[0] + "=" + kv[1] + "\n"
+		n := len(rec) + 1
+		for len(fmt.Sprint(n))+len(rec) != n {
+			n++
+		}
+		records += fmt.Sprint(n) + rec
+	}
+	sparseMap := "1\n1048575\n1\n"
+	data := sparseMap + strings.Repeat("\x00", 512-len(sparseMap)) + "x"
+	return []entry{
+		{Name: "PaxHeaders/" + name, Body: records, RawType: tar.TypeXHeader},
+		{Name: "GNUSparseFile.0/" + name, Body: data},
+	}
 }
