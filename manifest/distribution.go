@@ -78,6 +78,7 @@ func canvasForbidden(m *Manifest) []string {
 			out = append(out, name)
 		}
 	}
+	add(len(m.AgentTools) > 0, "agent_tools")
 	add(m.Runtime != nil, "runtime")
 	add(m.BaseURL != "", "base_url")
 	add(m.Endpoints != nil, "endpoints")

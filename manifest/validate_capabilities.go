@@ -51,8 +51,8 @@ func (c *checker) requireFloor(path, feature string) {
 
 func (c *checker) capabilities() {
 	caps := c.m.Capabilities
-	c.vocabulary("capabilities.api_read", caps.APIRead, knownAPIRead)
-	c.vocabulary("capabilities.api_write", caps.APIWrite, knownAPIWrite)
+	c.vocabulary("manifest.capabilities.api_read.unknown", "capabilities.api_read", caps.APIRead, knownAPIRead)
+	c.vocabulary("manifest.capabilities.api_write.unknown", "capabilities.api_write", caps.APIWrite, knownAPIWrite)
 	for i, e := range caps.Events {
 		c.event(fmt.Sprintf("capabilities.events[%d]", i), e)
 	}
@@ -60,10 +60,10 @@ func (c *checker) capabilities() {
 
 // vocabulary warns about resources outside today's list: hosts accept them but deny the
 // call, unless the host is newer than the reference.
-func (c *checker) vocabulary(path string, values, known []string) {
+func (c *checker) vocabulary(rule, path string, values, known []string) {
 	for i, v := range values {
 		if !contains(known, v) {
-			c.probs.Warnf("manifest."+path+".unknown", fmt.Sprintf("%s[%d]", path, i), "expected one of %s, found %q; hosts that do not know it deny the call (PermissionDenied), so remove it unless the plugin targets a newer Kandev that defines it", strings.Join(known, ", "), v)
+			c.probs.Warnf(rule, fmt.Sprintf("%s[%d]", path, i), "expected one of %s, found %q; hosts that do not know it deny the call (PermissionDenied), so remove it unless the plugin targets a newer Kandev that defines it", strings.Join(known, ", "), v)
 		}
 	}
 }

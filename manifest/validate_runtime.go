@@ -90,14 +90,17 @@ func executablePathProblem(p string) string {
 }
 
 // unmanaged checks a manifest without runtime.type binary: hosts install it only as a
-// static web-app package.
+// static web-app package. A canvas's extra contributions are reported by distribution.
 func (c *checker) unmanaged() {
 	m := c.m
+	if m.Runtime != nil && m.Runtime.Type != "" {
+		return // an unsupported runtime.type is already reported
+	}
 	if !m.HasWebApps() || m.BaseURL != "" || m.Endpoints != nil {
 		c.probs.Errorf("manifest.runtime.required", "runtime", "expected runtime.type: binary with executables, or a static web-app-only package (ui.web_apps and no base_url/endpoints); found neither, so hosts refuse to install it: add a runtime block")
 		return
 	}
-	if extra := backendContributions(m); len(extra) > 0 {
+	if extra := backendContributions(m); len(extra) > 0 && m.Distribution == nil {
 		c.probs.Errorf("manifest.runtime.static_only", "runtime", "expected a package without runtime.type: binary to be a static web app only, found %s; add a runtime block or remove them", strings.Join(extra, ", "))
 	}
 }
@@ -112,7 +115,6 @@ func backendContributions(m *Manifest) []string {
 	}
 	add(len(m.Webhooks) > 0, "webhooks")
 	add(len(m.Actions) > 0, "actions")
-	add(len(m.AgentTools) > 0, "agent_tools")
 	add(len(m.RepositoryProviders) > 0, "repository_providers")
 	add(len(m.ReferenceSources) > 0, "reference_sources")
 	add(len(m.AuthProviders) > 0, "auth_providers")

@@ -32,18 +32,18 @@ func (c *checker) ui() {
 
 func (c *checker) uiBundle(u *UI) {
 	if u.Bundle != "" {
-		c.rootRelative("manifest.ui.bundle", "ui.bundle", u.Bundle)
+		c.rootRelative("manifest.ui.bundle.path", "manifest.ui.bundle.missing", "ui.bundle", u.Bundle)
 	}
 	for i, s := range u.Styles {
-		c.rootRelative("manifest.ui.styles", fmt.Sprintf("ui.styles[%d]", i), s)
+		c.rootRelative("manifest.ui.styles.path", "manifest.ui.styles.missing", fmt.Sprintf("ui.styles[%d]", i), s)
 	}
 }
 
 // rootRelative checks a "/"-prefixed path (error: the host refuses others) and, given the
 // package files, that it is shipped (warning: the host installs it, the UI fails to load).
-func (c *checker) rootRelative(rule, p, value string) {
+func (c *checker) rootRelative(pathRule, missingRule, p, value string) {
 	if !strings.HasPrefix(value, "/") {
-		c.probs.Errorf(rule+".path", p, "expected a root-relative path starting with \"/\" (e.g. /ui/bundle.js), found %q; prefix it with /", value)
+		c.probs.Errorf(pathRule, p, "expected a root-relative path starting with \"/\" (e.g. /ui/bundle.js), found %q; prefix it with /", value)
 		return
 	}
 	if c.files == nil {
@@ -51,7 +51,7 @@ func (c *checker) rootRelative(rule, p, value string) {
 	}
 	rel := strings.TrimPrefix(value, "/")
 	if _, ok := c.files[rel]; !ok || path.Clean(value) != value {
-		c.probs.Warnf(rule+".missing", p, "expected the package to contain %q, found no such file; the UI cannot load it, so ship the file or fix the path", rel)
+		c.probs.Warnf(missingRule, p, "expected the package to contain %q, found no such file; the UI cannot load it, so ship the file or fix the path", rel)
 	}
 }
 
