@@ -148,8 +148,8 @@ func mustHex(tb testing.TB, s string) []byte {
 // so that code reading a trusted root from a file can be tested against it.
 func TrustedRootJSON(tb testing.TB, vs *ca.VirtualSigstore) []byte {
 	tb.Helper()
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), vs.CTLogs(),
-		vs.TimestampingAuthorities(), vs.RekorLogs())
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), rawLogIDs(tb, vs.CTLogs()),
+		vs.TimestampingAuthorities(), rawLogIDs(tb, vs.RekorLogs()))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -158,4 +158,17 @@ func TrustedRootJSON(tb testing.TB, vs *ca.VirtualSigstore) []byte {
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// rawLogIDs copies logs with their ID as the raw key id: the virtual Sigstore sets ID to
+// the hex string, which a serialized root would hex-encode a second time.
+func rawLogIDs(tb testing.TB, logs map[string]*root.TransparencyLog) map[string]*root.TransparencyLog {
+	tb.Helper()
+	out := make(map[string]*root.TransparencyLog, len(logs))
+	for id, l := range logs {
+		c := *l
+		c.ID = mustHex(tb, id)
+		out[id] = &c
+	}
+	return out
 }
