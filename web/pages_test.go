@@ -202,16 +202,16 @@ func checkLayout(t *testing.T, doc *goquery.Document) {
 	want := map[string]int{
 		`html[lang="en"]`: 1,
 		`link[rel=stylesheet][href="` + web.CSSPath() + `"]`: 1,
-		`script[src="` + web.JSPath() + `"]`:                  1,
-		`a.skip-link[href="#main"]`:                           1,
-		`main#main`:                                           1,
-		`h1`:                                                  1,
-		testid("nav-search"):                                  1,
-		`label[for=nav-q]`:                                    1,
-		`script:not([src])`:                                   0,
-		`style`:                                               0,
-		`[style]`:                                             0,
-		`img:not([alt])`:                                      0,
+		`script[src="` + web.JSPath() + `"]`:                 1,
+		`a.skip-link[href="#main"]`:                          1,
+		`main#main`:                                          1,
+		`h1`:                                                 1,
+		testid("nav-search"):                                 1,
+		`label[for=nav-q]`:                                   1,
+		`script:not([src])`:                                  0,
+		`style`:                                              0,
+		`[style]`:                                            0,
+		`img:not([alt])`:                                     0,
 	}
 	for sel, n := range want {
 		if got := doc.Find(sel).Length(); got != n {
