@@ -161,8 +161,9 @@ func classify(entity verify.SignedEntity, tm root.TrustedMaterial, err error) er
 		return e
 	}
 	if found, ok := untrustedBy(entity, tm); ok {
-		e = refuse(RuleRootUntrusted, "material of the configured trusted root", found,
-			"the bundle was not issued by the Sigstore instance of the trusted root: %v", err)
+		e = refuse(RuleRootUntrusted, "a transparency log and certificate authority of the trusted root", found,
+			"the bundle comes from a Sigstore instance the trusted root does not list; "+
+				"use that instance's trusted_root.json, or a newer one if its keys rotated (%v)", err)
 	} else {
 		e = refuse(RuleBundleInvalid, "", "", "the bundle does not verify: %v", err)
 	}
