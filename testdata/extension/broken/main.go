@@ -136,10 +136,10 @@ func (p *proxy) response(body []byte) []byte {
 		return body
 	}
 	var resp struct {
-		JSONRPC string                     `json:"jsonrpc"`
-		ID      json.RawMessage            `json:"id"`
-		Result  map[string]json.RawMessage `json:"result,omitempty"`
-		Error   json.RawMessage            `json:"error,omitempty"`
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result,omitempty"`
+		Error   json.RawMessage `json:"error,omitempty"`
 	}
 	if json.Unmarshal(body, &resp) != nil {
 		return body
@@ -147,10 +147,12 @@ func (p *proxy) response(body []byte) []byte {
 	p.mu.Lock()
 	method := p.methods[string(resp.ID)]
 	p.mu.Unlock()
-	if method != rpc.MethodPoll || resp.Result == nil {
+	var result map[string]json.RawMessage
+	if method != rpc.MethodPoll || json.Unmarshal(resp.Result, &result) != nil || result == nil {
 		return body
 	}
-	delete(resp.Result, "values")
+	delete(result, "values")
+	resp.Result, _ = json.Marshal(result)
 	out, _ := json.Marshal(resp)
 	return out
 }
