@@ -108,6 +108,15 @@ func TestBuildCurupiraGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "curupira.golden.json", doc)
+	// The second demo extension is deliberately bare: no trigger types, no package yet.
+	var got []string
+	for _, p := range index.CheckCurupira(doc) {
+		got = append(got, p.Rule+" "+p.Path)
+	}
+	want := []string{"index.extension.trigger_types extensions[1].trigger_types", "index.extension.package_url extensions[1].package_url"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CheckCurupira (-want +got):\n%s", diff)
+	}
 }
 
 func TestBuildIsStable(t *testing.T) {

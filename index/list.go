@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/pluginyard/registry/problem"
 )
@@ -108,6 +109,32 @@ func (l *List) Extension(name string) (*ExtensionEntry, bool) {
 		}
 	}
 	return nil, false
+}
+
+// ByRepo returns the plugin ids and extension names whose repo is repo ("owner/name"), as
+// GitHub resolves it: the owner compared case-insensitively, the name exactly. Trusted
+// publishing maps a CI token's repository claim to what it may publish with this.
+func (l *List) ByRepo(repo string) (ids, extensions []string) {
+	if l == nil {
+		return nil, nil
+	}
+	for _, e := range l.Plugins {
+		if sameRepo(e.Repo, repo) {
+			ids = append(ids, e.ID)
+		}
+	}
+	for _, e := range l.Extensions {
+		if sameRepo(e.Repo, repo) {
+			extensions = append(extensions, e.Name)
+		}
+	}
+	return ids, extensions
+}
+
+func sameRepo(a, b string) bool {
+	ao, an, _ := strings.Cut(a, "/")
+	bo, bn, _ := strings.Cut(b, "/")
+	return an != "" && an == bn && strings.EqualFold(ao, bo)
 }
 
 // LoadList reads and parses the registry list at path. The error is for I/O only; every

@@ -211,3 +211,28 @@ func TestPosition(t *testing.T) {
 		}
 	}
 }
+
+func TestByRepo(t *testing.T) {
+	data := "plugins:\n  - id: a\n    repo: Acme/tools\n  - id: b\n    repo: acme/tools\n  - id: c\n    repo: acme/tools-evil\n" +
+		"extensions:\n  - name: t\n    repo: acme/tools\n"
+	l, probs := index.ParseList([]byte(data))
+	if len(probs) != 0 {
+		t.Fatal(probs)
+	}
+	tests := []struct {
+		repo     string
+		ids, ext []string
+	}{
+		{"acme/tools", []string{"a", "b"}, []string{"t"}},
+		{"ACME/tools", []string{"a", "b"}, []string{"t"}},
+		{"acme/Tools", nil, nil},
+		{"acme/tool", nil, nil},
+		{"acme", nil, nil},
+	}
+	for _, tt := range tests {
+		ids, ext := l.ByRepo(tt.repo)
+		if diff := cmp.Diff([][]string{tt.ids, tt.ext}, [][]string{ids, ext}); diff != "" {
+			t.Errorf("ByRepo(%q) (-want +got):\n%s", tt.repo, diff)
+		}
+	}
+}
