@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,4 +62,29 @@ func checkListInvariants(t *testing.T, l *index.List) {
 			t.Errorf("entry %q sigstore identity without defaults: %+v", e.ID, s.Sigstore)
 		}
 	}
+}
+
+// FuzzCheckKandev checks that any bytes give problems with a rule, never a panic, and that a
+// document CheckKandev accepts decodes with a non-null plugins array.
+func FuzzCheckKandev(f *testing.F) {
+	f.Add(mustRead(f, filepath.Join("..", "testdata", "index", "kandev.golden.json")))
+	f.Add(entryDoc(entry(canvasOK)))
+	f.Add([]byte(`{"schema_version":1,"plugins":null}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		probs := index.CheckKandev(doc)
+		for _, p := range probs {
+			if !strings.HasPrefix(p.Rule, "index.") || p.Message == "" {
+				t.Errorf("malformed problem: %+v", p)
+			}
+		}
+		if probs.HasErrors() {
+			return
+		}
+		var d struct {
+			Plugins *[]json.RawMessage `json:"plugins"`
+		}
+		if err := json.Unmarshal(doc, &d); err != nil || d.Plugins == nil {
+			t.Errorf("accepted a document without a plugins array: %v", err)
+		}
+	})
 }

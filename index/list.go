@@ -145,7 +145,7 @@ func LoadList(path string) (*List, problem.List, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("index: load list: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
 	data, err := io.ReadAll(io.LimitReader(f, maxListSize+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("index: read %s: %w", path, err)
