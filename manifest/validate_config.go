@@ -1,9 +1,6 @@
 package manifest
 
-import (
-	"fmt"
-	"sort"
-)
+import "fmt"
 
 var configTypes = []string{"string", "boolean", "number", "integer"}
 
@@ -70,7 +67,6 @@ func (c *checker) configRequired(s, props map[string]any) {
 
 func declaredNames(props map[string]any) string {
 	names := sortedKeys(props)
-	sort.Strings(names)
 	if len(names) == 0 {
 		return "none declared"
 	}
