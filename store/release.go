@@ -282,3 +282,8 @@ func (s *Store) Serial(ctx context.Context) (int64, error) {
 	}
 	return v, nil
 }
+
+// BumpSerial records a change that touches no row (a reload of the curated list).
+func (s *Store) BumpSerial(ctx context.Context) error {
+	return s.tx(ctx, func(tx *sql.Tx) error { return bumpSerial(ctx, tx) })
+}

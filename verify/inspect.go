@@ -55,6 +55,7 @@ func inspectKandev(rep *Report, a *archive, opt Options) {
 		rep.Problems[len(rep.Problems)-1].File = manifestName
 		return
 	}
+	rep.ManifestRaw = data
 	m, probs := manifest.Check(data, a.files)
 	lim := opt.Plugin
 	if m != nil {
@@ -66,6 +67,7 @@ func inspectKandev(rep *Report, a *archive, opt Options) {
 	rep.Problems = append(rep.Problems, checkLimits(a, lim, manifestName, rep.Size)...)
 	rep.Problems = append(rep.Problems, probs.InFile(manifestName)...)
 	rep.Problems = append(rep.Problems, packageChecksums(a, "", true)...)
+	rep.Checksums, rep.ChecksumsSig = a.kept[checksumsName], a.kept[checksumsSigName]
 	if m != nil {
 		rep.Problems = append(rep.Problems, checkFileName(opt.FileName, m.ID, m.Version, "id")...)
 		rep.Icon = icon(a, m.Icon)
@@ -83,6 +85,7 @@ func inspectExtension(rep *Report, a *archive, opt Options, base string) {
 		rep.Problems[len(rep.Problems)-1].File = file
 		return
 	}
+	rep.ManifestRaw = data
 	m, probs := extension.Parse(data)
 	for i := range probs {
 		probs[i].File = file

@@ -91,8 +91,9 @@ type Report struct {
 	SHA256 string
 	Size   int64
 
-	Manifest  *manifest.Manifest  // Kandev plugins and canvases
-	Extension *extension.Manifest // Curupira extensions
+	Manifest    *manifest.Manifest  // Kandev plugins and canvases
+	ManifestRaw []byte              // the manifest file's exact bytes (manifest.yaml or curupira-extension.toml)
+	Extension   *extension.Manifest // Curupira extensions
 
 	Files manifest.Files // every regular file, by normalised slash path
 

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pluginyard/registry/examples"
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/server"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/verify"
+	"github.com/pluginyard/registry/verify/signature"
+)
+
+// cmdServe is `registry serve`: validate the configuration, open the store, build the
+// index, and serve until SIGINT/SIGTERM; SIGHUP reloads plugins.yaml.
+func cmdServe(ctx context.Context, c *cli, args []string) int {
+	fs := c.flags("serve")
+	var cfg Config
+	bindServeFlags(fs, c, &cfg)
+	if _, err := parse(fs, args); err != nil {
+		return exitUsage
+	}
+	if err := serve(ctx, c, cfg); err != nil {
+		fmt.Fprintf(c.stderr, "registry serve: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+func newLogger(c *cli, format string) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(c.stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(c.stderr, nil))
+}
+
+// serve runs the registry with a validated configuration.
+func serve(ctx context.Context, c *cli, cfg Config) error {
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	log := newLogger(c, cfg.LogFormat)
+	list, err := loadList(cfg.PluginsPath)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: cannot listen (is another process using the port? choose another with --addr): %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	st, err := store.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if n, err := st.CollectGarbage(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("removed orphan blobs left by an interrupted publish", "count", n)
+	}
+	if secret, err := ingest.EnsureAdminToken(ctx, st, cfg.AdminToken != ""); err != nil {
+		return err
+	} else if secret != "" {
+		fmt.Fprintf(c.stdout, "\nAdmin token (shown once; it is stored hashed): %s\nSet REGISTRY_ADMIN_TOKEN to use your own instead.\n\n", secret)
+	}
+	icfg, err := ingestConfig(cfg)
+	if err != nil {
+		return err
+	}
+	svc := ingest.New(st, list, icfg, log)
+	if cfg.Demo {
+		if err := publishDemo(ctx, c, st, svc); err != nil {
+			return err
+		}
+	}
+	if err := svc.Rebuild(ctx); err != nil {
+		return err
+	}
+	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log}
+	srv := server.New(server.Config{PublicURL: cfg.PublicURL, AdminSecret: cfg.AdminToken, SiteName: cfg.SiteName,
+		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail}, svc, log)
+
+	var wg sync.WaitGroup
+	runCtx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); wg.Wait() }()
+	wg.Add(2)
+	go func() { defer wg.Done(); svc.Run(runCtx, 5*time.Second) }()
+	go func() { defer wg.Done(); reloader.onSIGHUP(runCtx) }()
+
+	fmt.Fprintf(c.stdout, "registry serving %s (listening on %s, data in %s)\n  marketplace: %s/\n  Kandev source: %s/index.json\n",
+		cfg.PublicURL, ln.Addr(), cfg.DataDir, cfg.PublicURL, cfg.PublicURL)
+	err = srv.Serve(ctx, ln)
+	log.Info("registry stopped")
+	return err
+}
+
+func ingestConfig(cfg Config) (ingest.Config, error) {
+	ic := ingest.Config{PublicURL: cfg.PublicURL, SourceName: cfg.SiteName, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}
+	if cfg.SigstoreTrustedRoot != "" {
+		tm, err := signature.LoadTrustedRoot(cfg.SigstoreTrustedRoot)
+		if err != nil {
+			return ic, fmt.Errorf("--sigstore-trusted-root: %w", err)
+		}
+		ic.Sigstore = signature.NewVerifier(tm, signature.Thresholds{TransparencyLog: cfg.SigstoreTlog,
+			Timestamps: cfg.SigstoreTimestamps, SCTs: cfg.SigstoreSCTs})
+	}
+	return ic, nil
+}
+
+// loadList reads plugins.yaml; any error-severity problem refuses it, listing them all.
+func loadList(path string) (*index.List, error) {
+	l, probs, err := index.LoadList(path)
+	if err != nil {
+		return nil, fmt.Errorf("--plugins %s: cannot read the curated list: %w (create one, or point --plugins / REGISTRY_PLUGINS at it)", path, err)
+	}
+	if probs.HasErrors() {
+		var b bytes.Buffer
+		for _, p := range probs.Errors() {
+			fmt.Fprintf(&b, "\n  %s", p)
+		}
+		return nil, fmt.Errorf("--plugins %s: %d problem(s); run `registry lint %s` for details:%s", path, len(probs.Errors()), path, b.String())
+	}
+	return l, nil
+}
+
+// publishDemo packs and publishes every bundled example when the store has no release yet.
+func publishDemo(ctx context.Context, c *cli, st *store.Store, svc *ingest.Service) error {
+	rels, err := st.AllReleases(ctx)
+	if err != nil || len(rels) > 0 {
+		return err
+	}
+	admin := ingest.Actor{Name: "demo", Admin: true}
+	for _, name := range examples.Names() {
+		var buf bytes.Buffer
+		if err := examples.Pack(name, &buf); err != nil {
+			return err
+		}
+		res, err := svc.Publish(ctx, ingest.PublishInput{Package: &buf, Actor: admin})
+		var rf *ingest.Refusal
+		if errors.As(err, &rf) {
+			fmt.Fprintf(c.stderr, "demo: example %s refused: %s\n", name, rf.Message)
+			for _, p := range rf.Problems {
+				fmt.Fprintf(c.stderr, "  %s\n", p)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("demo: publish %s: %w", name, err)
+		}
+		fmt.Fprintf(c.stdout, "demo: published %s@%s\n", res.Release.PackageID, res.Release.Version)
+	}
+	return nil
+}
+
+// reloader re-reads plugins.yaml on SIGHUP or the admin API; a broken file keeps the
+// previous list and is reported.
+type reloader struct {
+	path string
+	svc  *ingest.Service
+	log  *slog.Logger
+	mu   sync.Mutex
+	last error
+}
+
+func (r *reloader) reload(ctx context.Context, actor string, force bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, err := loadList(r.path)
+	if err == nil {
+		err = r.svc.SetList(ctx, l, actor)
+		if err != nil && force {
+			err = r.svc.ForceRebuild(ctx)
+		}
+	}
+	r.last = err
+	if err != nil {
+		r.log.Error("reload of plugins.yaml refused; the previous list stays", "err", err)
+		return err
+	}
+	r.log.Info("reloaded plugins.yaml", "plugins", len(l.Plugins), "extensions", len(l.Extensions))
+	return nil
+}
+
+func (r *reloader) detail() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last != nil {
+		return map[string]string{"plugins_yaml_reload": "last reload failed, previous list in force: " + r.last.Error()}
+	}
+	return nil
+}
+
+func (r *reloader) onSIGHUP(ctx context.Context) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	defer signal.Stop(ch)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+			_ = r.reload(ctx, "sighup", false)
+		}
+	}
+}

@@ -1,0 +1,352 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/pluginyard/registry/extension"
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/manifest"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/verify/signature"
+)
+
+// Document is one built index document, ready to serve: plain and gzip bytes and their
+// validators.
+type Document struct {
+	Body         []byte
+	Gzip         []byte
+	ETag         string
+	LastModified time.Time
+}
+
+// Documents are the index documents of one rebuild.
+type Documents struct {
+	Kandev   Document
+	Curupira Document
+	Serial   int64
+	Plugins  int // entries in the Kandev document
+}
+
+// IndexRefusal records a rebuild that was refused, the previous documents kept.
+type IndexRefusal struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+}
+
+// Item is a listed package with its latest non-yanked release, as pages and the API show it.
+type Item struct {
+	ID        string
+	Kind      string // plugin | canvas | extension
+	Entry     *index.Entry
+	ExtEntry  *index.ExtensionEntry
+	Package   *store.Package
+	Latest    *store.Release
+	Manifest  *manifest.Manifest  // plugins and canvases
+	Extension *extension.Manifest // extensions
+	Signature *signature.Result
+	IconURL   string
+	Downloads int64 // every version
+	UpdatedAt time.Time
+}
+
+// Name is the display name.
+func (it *Item) Name() string {
+	if it.Manifest != nil {
+		return it.Manifest.Name()
+	}
+	return it.ID
+}
+
+// Description is the manifest's description.
+func (it *Item) Description() string {
+	switch {
+	case it.Manifest != nil:
+		return it.Manifest.Description
+	case it.Extension != nil:
+		return it.Extension.Description
+	}
+	return ""
+}
+
+// Author is the manifest's author (extensions: the repository owner).
+func (it *Item) Author() string {
+	if it.Manifest != nil {
+		return it.Manifest.Author
+	}
+	if it.ExtEntry != nil {
+		owner, _, _ := strings.Cut(it.ExtEntry.Repo, "/")
+		return owner
+	}
+	return ""
+}
+
+// Categories are the manifest's categories, else the curated list's.
+func (it *Item) Categories() []string {
+	if it.Manifest != nil && len(it.Manifest.Categories) > 0 {
+		return it.Manifest.Categories
+	}
+	if it.Entry != nil && len(it.Entry.Categories) > 0 {
+		return it.Entry.Categories
+	}
+	if it.ExtEntry != nil && len(it.ExtEntry.Categories) > 0 {
+		return it.ExtEntry.Categories
+	}
+	return []string{}
+}
+
+// Featured reports the curated featured flag.
+func (it *Item) Featured() bool {
+	return (it.Entry != nil && it.Entry.Featured) || (it.ExtEntry != nil && it.ExtEntry.Featured)
+}
+
+// Catalog is the in-memory view of what is listed, rebuilt with the documents.
+type Catalog struct {
+	Items  []*Item // sorted by id
+	byID   map[string]*Item
+	byFile map[string]string // file id (see FileID) → package id, listed or not
+}
+
+// Item returns a listed package by id.
+func (c *Catalog) Item(id string) (*Item, bool) {
+	it, ok := c.byID[id]
+	return it, ok
+}
+
+// PackageIDForFile maps the id part of a package URL back to the package id.
+func (c *Catalog) PackageIDForFile(fileID string) (string, bool) {
+	id, ok := c.byFile[fileID]
+	return id, ok
+}
+
+// Documents returns the documents in force (nil before the first rebuild).
+func (s *Service) Documents() *Documents { return s.docs.Load() }
+
+// Catalog returns the catalog in force.
+func (s *Service) Catalog() *Catalog {
+	if c := s.catalog.Load(); c != nil {
+		return c
+	}
+	return &Catalog{byID: map[string]*Item{}, byFile: map[string]string{}}
+}
+
+// LastRefusal returns the last refused rebuild, if any.
+func (s *Service) LastRefusal() *IndexRefusal { return s.refusal.Load() }
+
+// Rebuild recomputes the catalog and the index documents from the store and swaps them in
+// atomically. A rebuild that would exceed the host size cap, or drop more than MaxShrink of
+// the listed entries at once, is refused and the previous documents stay.
+func (s *Service) Rebuild(ctx context.Context) error { return s.rebuild(ctx, false) }
+
+// ForceRebuild rebuilds without the shrink guard (an admin who really delisted half).
+func (s *Service) ForceRebuild(ctx context.Context) error { return s.rebuild(ctx, true) }
+
+func (s *Service) rebuild(ctx context.Context, force bool) error {
+	s.rebuildMu.Lock()
+	defer s.rebuildMu.Unlock()
+	serial, err := s.store.Serial(ctx)
+	if err != nil {
+		return err
+	}
+	cat, err := s.buildCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	docs, err := s.buildDocuments(cat, serial)
+	if err != nil {
+		return s.refuseRebuild(err.Error())
+	}
+	if prev := s.docs.Load(); prev != nil && !force {
+		if reason := shrinkReason(prev.Plugins, docs.Plugins, s.cfg.MaxShrink); reason != "" {
+			return s.refuseRebuild(reason)
+		}
+	}
+	if err := s.store.ReplaceSearch(ctx, searchDocs(cat)); err != nil {
+		return err
+	}
+	s.catalog.Store(cat)
+	s.docs.Store(docs)
+	s.refusal.Store(nil)
+	return nil
+}
+
+func (s *Service) refuseRebuild(reason string) error {
+	s.refusal.Store(&IndexRefusal{At: s.now(), Reason: reason})
+	s.log.Error("index rebuild refused; the previous index stays", "reason", reason)
+	return fmt.Errorf("ingest: index rebuild refused: %s", reason)
+}
+
+func shrinkReason(before, after int, maxShrink float64) string {
+	if before < 4 || float64(after) >= float64(before)*(1-maxShrink) {
+		return ""
+	}
+	return fmt.Sprintf("the catalog would shrink from %d to %d entries at once (more than %.0f%%); if that is intended, reload with force", before, after, maxShrink*100)
+}
+
+// buildCatalog picks each listed package's latest non-yanked release.
+func (s *Service) buildCatalog(ctx context.Context) (*Catalog, error) {
+	rels, err := s.store.AllReleases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pkgs, err := s.store.Packages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cat := &Catalog{byID: map[string]*Item{}, byFile: map[string]string{}}
+	latest, downloads := map[string]*store.Release{}, map[string]int64{}
+	for _, r := range rels {
+		cat.byFile[FileID(r.PackageID)] = r.PackageID
+		downloads[r.PackageID] += r.Downloads
+		if r.Yanked {
+			continue
+		}
+		if cur, ok := latest[r.PackageID]; !ok || CompareVersions(r.Version, cur.Version) > 0 {
+			latest[r.PackageID] = r
+		}
+	}
+	l := s.List()
+	for i := range l.Plugins {
+		e := &l.Plugins[i]
+		if r, ok := latest[e.ID]; ok && r.Kind != "extension" {
+			cat.Items = append(cat.Items, &Item{ID: e.ID, Kind: r.Kind, Entry: e, Package: pkgs[e.ID], Latest: r, Downloads: downloads[e.ID]})
+		}
+	}
+	for i := range l.Extensions {
+		e := &l.Extensions[i]
+		if r, ok := latest[e.Name]; ok && r.Kind == "extension" {
+			cat.Items = append(cat.Items, &Item{ID: e.Name, Kind: r.Kind, ExtEntry: e, Package: pkgs[e.Name], Latest: r, Downloads: downloads[e.Name]})
+		}
+	}
+	sort.Slice(cat.Items, func(i, j int) bool { return cat.Items[i].ID < cat.Items[j].ID })
+	for _, it := range cat.Items {
+		if err := s.fillItem(ctx, it); err != nil {
+			return nil, err
+		}
+		cat.byID[it.ID] = it
+	}
+	return cat, nil
+}
+
+func (s *Service) fillItem(ctx context.Context, it *Item) error {
+	r := it.Latest
+	parsed, err := s.parsedManifest(ctx, r)
+	if err != nil {
+		return err
+	}
+	switch m := parsed.(type) {
+	case *manifest.Manifest:
+		it.Manifest = m
+	case *extension.Manifest:
+		it.Extension = m
+	}
+	if len(r.Signature) > 0 {
+		var sig signature.Result
+		if err := json.Unmarshal(r.Signature, &sig); err != nil {
+			return fmt.Errorf("ingest: release %d signature: %w", r.ID, err)
+		}
+		it.Signature = &sig
+	}
+	if r.IconSHA256 != "" {
+		it.IconURL = fmt.Sprintf("%s/icons/%s.%s", s.cfg.PublicURL, r.IconSHA256, r.IconExt)
+	}
+	it.UpdatedAt = r.CreatedAt
+	if it.Package != nil && it.Package.PushedAt != nil && it.Package.PushedAt.After(it.UpdatedAt) {
+		it.UpdatedAt = *it.Package.PushedAt
+	}
+	return nil
+}
+
+// parsedManifest parses a release's stored manifest once; releases never change.
+func (s *Service) parsedManifest(ctx context.Context, r *store.Release) (any, error) {
+	if v, ok := s.cache.Load(r.ID); ok {
+		return v, nil
+	}
+	if err := s.store.FillManifests(ctx, []*store.Release{r}); err != nil {
+		return nil, err
+	}
+	var v any
+	if r.Kind == "extension" {
+		m, _ := extension.Parse(r.Manifest)
+		if m == nil {
+			return nil, fmt.Errorf("ingest: stored extension manifest of release %d no longer parses", r.ID)
+		}
+		v = m
+	} else {
+		m, _ := manifest.Parse(r.Manifest)
+		if m == nil {
+			return nil, fmt.Errorf("ingest: stored manifest of release %d no longer parses", r.ID)
+		}
+		v = m
+	}
+	s.cache.Store(r.ID, v)
+	return v, nil
+}
+
+func (s *Service) buildDocuments(cat *Catalog, serial int64) (*Documents, error) {
+	now := s.now()
+	snap := index.Snapshot{Serial: serial, GeneratedAt: now,
+		Source: index.Source{Name: s.cfg.SourceName, URL: s.cfg.PublicURL + "/index.json"}}
+	for _, it := range cat.Items {
+		if it.Kind == "extension" {
+			snap.Extensions = append(snap.Extensions, s.extensionEntry(it))
+		} else {
+			snap.Plugins = append(snap.Plugins, s.pluginEntry(it))
+		}
+	}
+	kb, err := index.BuildKandev(snap)
+	if err != nil {
+		return nil, err
+	}
+	if len(kb) > s.cfg.MaxIndexBytes {
+		return nil, fmt.Errorf("index.json would be %d bytes, over the %d-byte host cap", len(kb), s.cfg.MaxIndexBytes)
+	}
+	cb, err := index.BuildCurupira(snap)
+	if err != nil {
+		return nil, err
+	}
+	kd, err := newDocument(kb, now)
+	if err != nil {
+		return nil, err
+	}
+	cd, err := newDocument(cb, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Documents{Kandev: kd, Curupira: cd, Serial: serial, Plugins: len(snap.Plugins) + len(snap.Extensions)}, nil
+}
+
+func newDocument(body []byte, at time.Time) (Document, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return Document{}, err
+	}
+	if _, err := zw.Write(body); err != nil {
+		return Document{}, err
+	}
+	if err := zw.Close(); err != nil {
+		return Document{}, err
+	}
+	sum := sha256.Sum256(body)
+	return Document{Body: body, Gzip: buf.Bytes(), ETag: `"` + hex.EncodeToString(sum[:16]) + `"`,
+		LastModified: at.Truncate(time.Second)}, nil
+}
+
+func searchDocs(cat *Catalog) []store.SearchDoc {
+	docs := make([]store.SearchDoc, 0, len(cat.Items))
+	for _, it := range cat.Items {
+		docs = append(docs, store.SearchDoc{ID: it.ID, Name: it.Name(), Description: it.Description(), Author: it.Author(),
+			Categories: it.Categories(), Kind: it.Kind, UpdatedAt: it.UpdatedAt, Downloads: it.Downloads})
+	}
+	return docs
+}

@@ -1,0 +1,88 @@
+package ingest
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/verify/signature"
+)
+
+// pluginEntry maps a listed plugin or canvas to its Kandev index entry.
+func (s *Service) pluginEntry(it *Item) index.Plugin {
+	m, e, r := it.Manifest, it.Entry, it.Latest
+	p := index.Plugin{
+		ID: it.ID, Kind: it.Kind, Name: m.Name(), Description: m.Description, Author: m.Author,
+		Categories: it.Categories(), IconURL: it.IconURL, RepoURL: repoURL(e.Repo, m.RepoURL), Version: r.Version,
+		MinKandevVersion: m.MinKandevVersion, PackageURL: s.PackageURL(it.ID, r.Version), PackageSHA256: r.SHA256,
+		Stars: starsOf(it), UpdatedAt: it.UpdatedAt, Downloads: it.Downloads, Signature: signatureSummary(it.Signature),
+		Featured: e.Featured, Official: e.Official, VersionsURL: fmt.Sprintf("%s/api/v1/plugins/%s", s.cfg.PublicURL, it.ID),
+	}
+	for _, pv := range e.Previews {
+		p.Previews = append(p.Previews, index.Preview{URL: pv.URL, Alt: pv.Alt})
+	}
+	if m.Distribution != nil {
+		p.License = m.Distribution.License
+		p.Permissions = permissionsOf(it)
+	} else {
+		p.License = m.License
+	}
+	if it.Signature != nil && it.Signature.Type == "sigstore" && it.Signature.RepositoryID != "" {
+		owner, _, _ := strings.Cut(it.Signature.Repository, "/")
+		p.Publisher = &index.Publisher{RepositoryID: it.Signature.RepositoryID, OwnerID: it.Signature.OwnerID,
+			Login: owner, Repository: it.Signature.Repository, Official: e.Official}
+	}
+	if pk := it.Package; pk != nil && pk.DeprecatedReason != "" {
+		p.Deprecated = &index.Deprecation{Reason: pk.DeprecatedReason, Replacement: pk.DeprecatedReplacement}
+	}
+	return p
+}
+
+func (s *Service) extensionEntry(it *Item) index.Extension {
+	m, r := it.Extension, it.Latest
+	return index.Extension{Name: m.Name, Version: m.Version, Description: m.Description, TriggerTypes: m.TriggerTypes,
+		Runtime: m.Runtime, ProtocolVersion: m.ProtocolVersion,
+		Launch:     index.Launch{Type: m.Launch.Type, Package: m.Launch.Package, Version: m.Launch.Version, Command: m.Launch.Command, Args: m.Launch.Args},
+		PackageURL: s.PackageURL(it.ID, r.Version), PackageSHA256: r.SHA256, RepoURL: repoURL(it.ExtEntry.Repo, m.Repository),
+		Signature: signatureSummary(it.Signature), UpdatedAt: it.UpdatedAt}
+}
+
+func permissionsOf(it *Item) *index.Permissions {
+	m := it.Manifest
+	p := &index.Permissions{Reads: m.Capabilities.APIRead, Writes: m.Capabilities.APIWrite, Events: m.Capabilities.Events,
+		SharedState: m.Capabilities.State}
+	if m.UI != nil {
+		for _, w := range m.UI.WebApps {
+			p.ExternalOrigins = append(p.ExternalOrigins, w.NetworkOrigins...)
+		}
+	}
+	return p
+}
+
+func starsOf(it *Item) *int {
+	if it.Package == nil {
+		return nil
+	}
+	return it.Package.Stars
+}
+
+// repoURL prefers the curated repository (owner/name on GitHub), else the manifest's.
+func repoURL(repo, fallback string) string {
+	if repo != "" {
+		return "https://github.com/" + repo
+	}
+	return fallback
+}
+
+// SignatureSummary is the index's summary of a verified signature.
+func signatureSummary(r *signature.Result) *index.Signature {
+	if r == nil {
+		return nil
+	}
+	id := r.SAN
+	if r.Type == "ed25519" {
+		id = r.KeyFingerprint
+	}
+	return &index.Signature{Type: r.Type, Identity: id, Issuer: r.Issuer, Repository: r.Repository, Workflow: r.Workflow,
+		Ref: r.Ref, CommitSHA: r.CommitSHA, LogIndex: r.LogIndex, IntegratedTime: r.IntegratedTime}
+}

@@ -1,0 +1,65 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/pluginyard/registry/store"
+)
+
+// mayManage reports whether the actor may yank or deprecate id: an admin, or a publisher
+// among the entry's owners.
+func (s *Service) mayManage(a Actor, id string) bool {
+	if a.Admin {
+		return true
+	}
+	l := s.List()
+	if e, ok := l.Plugin(id); ok {
+		return a.Publisher != "" && slices.Contains(e.Owners, a.Publisher)
+	}
+	if e, ok := l.Extension(id); ok {
+		return a.Publisher != "" && slices.Contains(e.Owners, a.Publisher)
+	}
+	return false
+}
+
+// Yank hides a version from "latest" and the index (it stays downloadable by its exact
+// URL); with yanked false it restores it.
+func (s *Service) Yank(ctx context.Context, a Actor, id, version string, yanked bool, reason string) error {
+	if !s.mayManage(a, id) {
+		return refuse(ErrForbidden, nil, "%s may not yank versions of %q: only its owners (plugins.yaml owners) or an admin may", a.Name, id)
+	}
+	action := "yank"
+	if !yanked {
+		action, reason = "unyank", ""
+	}
+	audit := store.AuditEntry{Actor: a.Name, Action: action, Target: id + "@" + version, Outcome: "ok", Detail: map[string]any{"reason": reason}}
+	err := s.store.SetYanked(ctx, id, version, yanked, reason, audit)
+	if errors.Is(err, store.ErrNotFound) {
+		return refuse(ErrNotFound, nil, "%s@%s is not published", id, version)
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: %s %s@%s: %w", action, id, version, err)
+	}
+	return s.Rebuild(ctx)
+}
+
+// Deprecate marks a package deprecated with a reason and an optional replacement id; an
+// empty reason clears it.
+func (s *Service) Deprecate(ctx context.Context, a Actor, id, reason, replacement string) error {
+	if !s.mayManage(a, id) {
+		return refuse(ErrForbidden, nil, "%s may not deprecate %q: only its owners (plugins.yaml owners) or an admin may", a.Name, id)
+	}
+	audit := store.AuditEntry{Actor: a.Name, Action: "deprecate", Target: id, Outcome: "ok",
+		Detail: map[string]any{"reason": reason, "replacement": replacement}}
+	err := s.store.Deprecate(ctx, id, reason, replacement, audit)
+	if errors.Is(err, store.ErrNotFound) {
+		return refuse(ErrNotFound, nil, "%q has no published release", id)
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: deprecate %s: %w", id, err)
+	}
+	return s.Rebuild(ctx)
+}

@@ -1,0 +1,125 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/verify"
+	"github.com/pluginyard/registry/verify/signature"
+)
+
+// Config is what the pipeline needs to know of the deployment.
+type Config struct {
+	PublicURL  string        // every absolute URL in the documents starts with it
+	SourceName string        // the index's source.name
+	Plugin     verify.Limits // package limits for plugins
+	Canvas     verify.Limits // package limits for canvases
+	// Sigstore verifies bundles; nil when no trusted root is configured, in which case a
+	// release that comes with a bundle is refused (it cannot be checked).
+	Sigstore *signature.Verifier
+	// MaxShrink refuses an index rebuild that would drop more than this fraction of the
+	// listed entries at once (0.5 by default).
+	MaxShrink float64
+	// MaxIndexBytes refuses an index rebuild larger than this (5 MiB, the Kandev host cap).
+	MaxIndexBytes int
+}
+
+// Actor is who asks: resolved from a token by the caller.
+type Actor struct {
+	Name      string   // for the audit log: "admin", "publisher:acme", "oidc:owner/repo", "sync"
+	Admin     bool     // may do anything
+	Publisher string   // a publisher token's publisher name
+	Scope     []string // an upload token's package ids
+	TokenID   string
+}
+
+// Service runs the pipeline over one store. It is safe for concurrent use.
+type Service struct {
+	store *store.Store
+	cfg   Config
+	log   *slog.Logger
+	now   func() time.Time
+
+	list    atomic.Pointer[index.List]
+	docs    atomic.Pointer[Documents]
+	catalog atomic.Pointer[Catalog]
+
+	rebuildMu sync.Mutex // one rebuild at a time; publishes are serialised by the store
+	refusal   atomic.Pointer[IndexRefusal]
+	cache     sync.Map // release id → parsed manifest (releases are immutable)
+
+	downloads *downloadCounter
+}
+
+// New returns a Service over st with the curated list l. Call Rebuild before serving.
+func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service {
+	if cfg.MaxShrink == 0 {
+		cfg.MaxShrink = 0.5
+	}
+	if cfg.MaxIndexBytes == 0 {
+		cfg.MaxIndexBytes = 5 << 20
+	}
+	if cfg.SourceName == "" {
+		cfg.SourceName = "Plugin Registry"
+	}
+	s := &Service{store: st, cfg: cfg, log: log, now: func() time.Time { return time.Now().UTC() }}
+	s.list.Store(l)
+	s.downloads = newDownloadCounter(st, log)
+	return s
+}
+
+// Store returns the underlying store, for read-only queries by the API.
+func (s *Service) Store() *store.Store { return s.store }
+
+// List returns the curated list in force.
+func (s *Service) List() *index.List { return s.list.Load() }
+
+// PublicURL returns the configured public base URL (no trailing slash).
+func (s *Service) PublicURL() string { return s.cfg.PublicURL }
+
+// SetList swaps in a new curated list (a reload) and rebuilds the index.
+func (s *Service) SetList(ctx context.Context, l *index.List, actor string) error {
+	s.list.Store(l)
+	err := s.store.BumpSerial(ctx)
+	if err == nil {
+		err = s.Rebuild(ctx)
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	audit := store.AuditEntry{Actor: actor, Action: "reload", Target: "plugins.yaml", Outcome: outcome,
+		Detail: map[string]any{"plugins": len(l.Plugins), "extensions": len(l.Extensions)}}
+	if aerr := s.store.Audit(ctx, audit); aerr != nil {
+		s.log.Error("audit reload", "err", aerr)
+	}
+	return err
+}
+
+// Run flushes download counts until ctx ends, then flushes once more.
+func (s *Service) Run(ctx context.Context, every time.Duration) {
+	s.downloads.run(ctx, every)
+}
+
+// CountDownload records one download of a release (batched to the store).
+func (s *Service) CountDownload(releaseID int64) { s.downloads.add(releaseID) }
+
+// FlushDownloads writes pending download counts now.
+func (s *Service) FlushDownloads(ctx context.Context) error { return s.downloads.flush(ctx) }
+
+func (s *Service) audit(ctx context.Context, e store.AuditEntry) {
+	if err := s.store.Audit(ctx, e); err != nil {
+		s.log.Error("audit write failed", "action", e.Action, "target", e.Target, "err", err)
+	}
+}
+
+// PackageURL is the absolute download URL of id@version.
+func (s *Service) PackageURL(id, version string) string {
+	return fmt.Sprintf("%s/packages/%s/%s-%s.tar.gz", s.cfg.PublicURL, id, FileID(id), version)
+}

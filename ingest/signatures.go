@@ -1,0 +1,146 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/verify"
+	"github.com/pluginyard/registry/verify/signature"
+)
+
+// checkSignatures applies the entry's signing policy: a bundle, when given, must verify
+// against the expected identity (required or not: a bad signature is never ignored); a
+// checksums.txt.sig must verify against the listed ed25519 keys; a required signature must
+// be present. The first verified Sigstore identity of a package pins its repository and
+// owner ids.
+func (s *Service) checkSignatures(ctx context.Context, rep *verify.Report, signing *index.Signing, bundle []byte, pkgPath string) (*signature.Result, problem.List) {
+	var (
+		probs problem.List
+		res   *signature.Result
+	)
+	if signing == nil {
+		signing = &index.Signing{}
+	}
+	if len(bundle) > 0 {
+		r, p := s.checkBundle(rep, signing, bundle, pkgPath)
+		probs = append(probs, p...)
+		res = r
+	}
+	if len(rep.ChecksumsSig) > 0 {
+		r, p := checkEd25519(rep, signing)
+		probs = append(probs, p...)
+		if res == nil {
+			res = r
+		}
+	}
+	if probs.HasErrors() {
+		return nil, probs
+	}
+	if res == nil && signing.Required {
+		probs.Errorf("signature.required", "signing.required",
+			"plugins.yaml requires a signature for %q but none came with the package: attach a Sigstore bundle (form field \"bundle\") or ship checksums.txt.sig signed by a listed ed25519 key", rep.ID)
+		return nil, probs
+	}
+	if res != nil && res.Type == "sigstore" {
+		if p := s.checkPin(ctx, rep.ID, res); p != nil {
+			return nil, append(probs, *p)
+		}
+	}
+	return res, probs
+}
+
+func (s *Service) checkBundle(rep *verify.Report, signing *index.Signing, bundle []byte, pkgPath string) (*signature.Result, problem.List) {
+	var probs problem.List
+	if s.cfg.Sigstore == nil {
+		probs.Errorf("signature.root.missing", "bundle",
+			"a Sigstore bundle came with the package but this registry has no trusted root configured: the operator must set --sigstore-trusted-root (REGISTRY_SIGSTORE_TRUSTED_ROOT)")
+		return nil, probs
+	}
+	f, err := os.Open(pkgPath)
+	if err != nil {
+		probs.Errorf("signature.io", "bundle", "could not re-read the package to check its signature: %v", err)
+		return nil, probs
+	}
+	defer f.Close()
+	res, err := s.cfg.Sigstore.VerifyBundle(bundle, f, identityFor(signing, s.repoOf(rep)))
+	if err != nil {
+		return nil, signatureProblem(err, "bundle")
+	}
+	return res, nil
+}
+
+func checkEd25519(rep *verify.Report, signing *index.Signing) (*signature.Result, problem.List) {
+	var probs problem.List
+	if len(signing.Ed25519Keys) == 0 {
+		probs.Warnf("signature.ed25519.unverifiable", "checksums.txt.sig",
+			"the package carries checksums.txt.sig but plugins.yaml lists no ed25519_keys for %q, so it cannot be checked; add the public key under signing.ed25519_keys", rep.ID)
+		return nil, probs
+	}
+	res, err := signature.VerifyEd25519(rep.Checksums, rep.ChecksumsSig, signing.Ed25519Keys)
+	if err != nil {
+		return nil, signatureProblem(err, "checksums.txt.sig")
+	}
+	return res, nil
+}
+
+// checkPin enforces trust on first use of the signer's repository and owner ids.
+func (s *Service) checkPin(ctx context.Context, id string, res *signature.Result) *problem.Problem {
+	if res.RepositoryID == "" || res.OwnerID == "" {
+		return nil
+	}
+	pin, err := s.store.PinOnFirstUse(ctx, store.Pin{Subject: id, Repository: res.Repository,
+		RepositoryID: res.RepositoryID, OwnerID: res.OwnerID, Source: "sigstore"})
+	if err != nil {
+		return &problem.Problem{Rule: "signature.pin", Path: "bundle", Severity: problem.Error, Message: err.Error()}
+	}
+	if pin.RepositoryID == res.RepositoryID && pin.OwnerID == res.OwnerID {
+		return nil
+	}
+	return &problem.Problem{Rule: "signature.identity.changed", Path: "bundle", Severity: problem.Error, Message: fmt.Sprintf(
+		"expected a signer from repository id %s (owner id %s), pinned from %s on first use; found repository id %s (owner id %s) for %s. "+
+			"A deleted and re-created or transferred repository is refused until an admin runs `registry pin reset %s`",
+		pin.RepositoryID, pin.OwnerID, pin.Repository, res.RepositoryID, res.OwnerID, res.Repository, id)}
+}
+
+func identityFor(signing *index.Signing, repo string) signature.Identity {
+	id := signature.Identity{Repository: repo}
+	if sg := signing.Sigstore; sg != nil {
+		if sg.Repository != "" {
+			id.Repository = sg.Repository
+		}
+		id.Workflow, id.Ref, id.Issuer = sg.Workflow, sg.Ref, sg.Issuer
+	}
+	return id
+}
+
+// repoOf is the repository a package's entry names.
+func (s *Service) repoOf(rep *verify.Report) string {
+	l := s.List()
+	if rep.Kind == "extension" {
+		if e, ok := l.Extension(rep.ID); ok {
+			return e.Repo
+		}
+		return ""
+	}
+	if e, ok := l.Plugin(rep.ID); ok {
+		return e.Repo
+	}
+	return ""
+}
+
+func signatureProblem(err error, path string) problem.List {
+	var se *signature.Error
+	if errors.As(err, &se) {
+		msg := se.Message
+		if se.Expected != "" || se.Found != "" {
+			msg = fmt.Sprintf("%s (expected %s; found %s)", se.Message, se.Expected, se.Found)
+		}
+		return problem.List{{Rule: se.Rule, Path: path, Severity: problem.Error, Message: msg}}
+	}
+	return problem.List{{Rule: "signature.invalid", Path: path, Severity: problem.Error, Message: err.Error()}}
+}

@@ -1,0 +1,297 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/verify/signature"
+)
+
+type apiPlugin struct {
+	ID            string            `json:"id"`
+	Kind          string            `json:"kind"`
+	Name          string            `json:"name"`
+	Description   string            `json:"description"`
+	Author        string            `json:"author"`
+	Categories    []string          `json:"categories"`
+	Version       string            `json:"version"`
+	IconURL       *string           `json:"icon_url"`
+	RepoURL       string            `json:"repo_url"`
+	PackageURL    string            `json:"package_url"`
+	PackageSHA256 string            `json:"package_sha256"`
+	Downloads     int64             `json:"downloads"`
+	UpdatedAt     time.Time         `json:"updated_at"`
+	Featured      bool              `json:"featured"`
+	Signature     *signature.Result `json:"signature"`
+	Deprecated    *apiDeprecation   `json:"deprecated"`
+	URL           string            `json:"url"`
+}
+
+type apiDeprecation struct {
+	Reason      string `json:"reason"`
+	Replacement string `json:"replacement,omitempty"`
+}
+
+type apiVersion struct {
+	Version    string            `json:"version"`
+	Kind       string            `json:"kind"`
+	SHA256     string            `json:"sha256"`
+	Size       int64             `json:"size"`
+	CreatedAt  time.Time         `json:"created_at"`
+	Yanked     bool              `json:"yanked"`
+	YankReason string            `json:"yank_reason,omitempty"`
+	Downloads  int64             `json:"downloads"`
+	PackageURL string            `json:"package_url"`
+	Signature  *signature.Result `json:"signature"`
+	Warnings   problem.List      `json:"warnings"`
+}
+
+type apiPluginDetail struct {
+	apiPlugin
+	Versions []apiVersion `json:"versions"`
+}
+
+type apiList struct {
+	Total   int         `json:"total"`
+	Page    int         `json:"page"`
+	PerPage int         `json:"per_page"`
+	Next    *string     `json:"next"`
+	Prev    *string     `json:"prev"`
+	Plugins []apiPlugin `json:"plugins"`
+}
+
+// searchParams reads q, kind, category, sort, page and per_page.
+func searchParams(c echo.Context, defaultPer int) (store.SearchQuery, int, error) {
+	q := store.SearchQuery{Q: c.QueryParam("q"), Kind: c.QueryParam("kind"), Category: c.QueryParam("category"), Sort: c.QueryParam("sort")}
+	switch q.Sort {
+	case "", "relevance", "name", "recent", "downloads":
+	default:
+		return q, 0, errf(http.StatusBadRequest, "sort must be relevance, name, recent or downloads")
+	}
+	switch q.Kind {
+	case "", "plugin", "canvas", "extension":
+	default:
+		return q, 0, errf(http.StatusBadRequest, "kind must be plugin, canvas or extension")
+	}
+	page, per := 1, defaultPer
+	var err error
+	if v := c.QueryParam("page"); v != "" {
+		if page, err = strconv.Atoi(v); err != nil || page < 1 || page > 10000 {
+			return q, 0, errf(http.StatusBadRequest, "page must be a whole number from 1")
+		}
+	}
+	if v := c.QueryParam("per_page"); v != "" {
+		if per, err = strconv.Atoi(v); err != nil || per < 1 || per > 100 {
+			return q, 0, errf(http.StatusBadRequest, "per_page must be a whole number from 1 to 100")
+		}
+	}
+	if len(q.Q) > 200 {
+		return q, 0, errf(http.StatusBadRequest, "q is limited to 200 characters")
+	}
+	q.Limit, q.Offset = per, (page-1)*per
+	return q, page, nil
+}
+
+// handlePluginList is GET /api/v1/plugins: search, filter, sort and paginate.
+func (s *Server) handlePluginList(c echo.Context) error {
+	q, page, err := searchParams(c, 20)
+	if err != nil {
+		return err
+	}
+	ids, total, err := s.svc.Store().Search(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	cat := s.svc.Catalog()
+	out := apiList{Total: total, Page: page, PerPage: q.Limit, Plugins: []apiPlugin{}}
+	for _, id := range ids {
+		if it, ok := cat.Item(id); ok {
+			out.Plugins = append(out.Plugins, s.apiPluginOf(it))
+		}
+	}
+	link := func(p int) *string {
+		v := c.QueryParams()
+		v.Set("page", strconv.Itoa(p))
+		u := s.cfg.PublicURL + "/api/v1/plugins?" + v.Encode()
+		return &u
+	}
+	if q.Offset+q.Limit < total {
+		out.Next = link(page + 1)
+	}
+	if page > 1 {
+		out.Prev = link(page - 1)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiPluginOf(it *ingest.Item) apiPlugin {
+	p := apiPlugin{ID: it.ID, Kind: it.Kind, Name: it.Name(), Description: it.Description(), Author: it.Author(),
+		Categories: it.Categories(), Version: it.Latest.Version, PackageURL: s.svc.PackageURL(it.ID, it.Latest.Version),
+		PackageSHA256: it.Latest.SHA256, Downloads: it.Downloads, UpdatedAt: it.UpdatedAt, Featured: it.Featured(),
+		Signature: it.Signature, URL: s.pageURL(it)}
+	if it.IconURL != "" {
+		p.IconURL = &it.IconURL
+	}
+	if it.Entry != nil {
+		p.RepoURL = "https://github.com/" + it.Entry.Repo
+	} else if it.ExtEntry != nil {
+		p.RepoURL = "https://github.com/" + it.ExtEntry.Repo
+	}
+	if pk := it.Package; pk != nil && pk.DeprecatedReason != "" {
+		p.Deprecated = &apiDeprecation{Reason: pk.DeprecatedReason, Replacement: pk.DeprecatedReplacement}
+	}
+	return p
+}
+
+func (s *Server) pageURL(it *ingest.Item) string {
+	if it.Kind == "extension" {
+		return s.cfg.PublicURL + "/extensions/" + url.PathEscape(it.ID)
+	}
+	return s.cfg.PublicURL + "/plugins/" + url.PathEscape(it.ID)
+}
+
+// handlePluginShow is GET /api/v1/plugins/{id}: metadata and every version.
+func (s *Server) handlePluginShow(c echo.Context) error {
+	it, ok := s.svc.Catalog().Item(c.Param("id"))
+	if !ok {
+		return errf(http.StatusNotFound, "no listed plugin "+c.Param("id"))
+	}
+	rels, err := s.svc.Store().Releases(c.Request().Context(), it.ID)
+	if err != nil {
+		return err
+	}
+	out := apiPluginDetail{apiPlugin: s.apiPluginOf(it), Versions: []apiVersion{}}
+	for _, r := range rels {
+		out.Versions = append(out.Versions, s.apiVersionOf(r))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiVersionOf(r *store.Release) apiVersion {
+	v := apiVersion{Version: r.Version, Kind: r.Kind, SHA256: r.SHA256, Size: r.Size, CreatedAt: r.CreatedAt, Yanked: r.Yanked,
+		YankReason: r.YankReason, Downloads: r.Downloads, PackageURL: s.svc.PackageURL(r.PackageID, r.Version), Warnings: r.Warnings}
+	if v.Warnings == nil {
+		v.Warnings = problem.List{}
+	}
+	if len(r.Signature) > 0 {
+		var sig signature.Result
+		if json.Unmarshal(r.Signature, &sig) == nil {
+			v.Signature = &sig
+		}
+	}
+	return v
+}
+
+// handleVersionShow is GET /api/v1/plugins/{id}/versions/{version}.
+func (s *Server) handleVersionShow(c echo.Context) error {
+	r, err := s.svc.Store().Release(c.Request().Context(), c.Param("id"), c.Param("version"))
+	if errors.Is(err, store.ErrNotFound) {
+		return errf(http.StatusNotFound, "no version "+c.Param("version")+" of "+c.Param("id"))
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.apiVersionOf(r))
+}
+
+type reasonBody struct {
+	Reason      string `json:"reason"`
+	Replacement string `json:"replacement"`
+}
+
+func bindReason(c echo.Context) (reasonBody, error) {
+	var b reasonBody
+	if c.Request().ContentLength == 0 {
+		return b, nil
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10)).Decode(&b); err != nil {
+		return b, errf(http.StatusBadRequest, "expected a JSON body like {\"reason\": \"...\"}")
+	}
+	if len(b.Reason) > 1000 || len(b.Replacement) > 214 {
+		return b, errf(http.StatusBadRequest, "reason is limited to 1000 characters, replacement to 214")
+	}
+	return b, nil
+}
+
+// handleYank is POST /api/v1/plugins/{id}/versions/{version}/yank {"reason"}.
+func (s *Server) handleYank(c echo.Context) error {
+	b, err := bindReason(c)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.Yank(c.Request().Context(), actorOf(c), c.Param("id"), c.Param("version"), true, b.Reason); err != nil {
+		return err
+	}
+	return s.handleVersionShow(c)
+}
+
+// handleUnyank is POST /api/v1/plugins/{id}/versions/{version}/unyank.
+func (s *Server) handleUnyank(c echo.Context) error {
+	if err := s.svc.Yank(c.Request().Context(), actorOf(c), c.Param("id"), c.Param("version"), false, ""); err != nil {
+		return err
+	}
+	return s.handleVersionShow(c)
+}
+
+// handleDeprecate is POST /api/v1/plugins/{id}/deprecate {"reason","replacement"}; an
+// empty reason clears the deprecation.
+func (s *Server) handleDeprecate(c echo.Context) error {
+	b, err := bindReason(c)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.Deprecate(c.Request().Context(), actorOf(c), c.Param("id"), b.Reason, b.Replacement); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"id": c.Param("id"), "reason": b.Reason, "replacement": b.Replacement})
+}
+
+// handleAudit is GET /api/v1/admin/audit?limit=&before= (admin).
+func (s *Server) handleAudit(c echo.Context) error {
+	limit, _ := strconv.Atoi(c.QueryParam("limit"))
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
+	entries, err := s.svc.Store().AuditLog(c.Request().Context(), limit, before)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"entries": entries})
+}
+
+// handleReload is POST /api/v1/admin/reload[?force=true] (admin): re-read plugins.yaml.
+func (s *Server) handleReload(c echo.Context) error {
+	if s.cfg.Reload == nil {
+		return errf(http.StatusNotFound, "reload is not available")
+	}
+	force := c.QueryParam("force") == "true"
+	if err := s.cfg.Reload(c.Request().Context(), actorOf(c).Name, force); err != nil {
+		var rf *ingest.Refusal
+		if errors.As(err, &rf) {
+			return err
+		}
+		return errf(http.StatusUnprocessableEntity, err.Error())
+	}
+	return c.JSON(http.StatusOK, map[string]any{"ok": true, "plugins": len(s.svc.List().Plugins), "extensions": len(s.svc.List().Extensions)})
+}
+
+// handleIndexStatus is GET /api/v1/admin/index (admin): the documents in force and the last
+// refused rebuild.
+func (s *Server) handleIndexStatus(c echo.Context) error {
+	d := s.svc.Documents()
+	out := map[string]any{"refusal": s.svc.LastRefusal()}
+	if d != nil {
+		out["serial"], out["entries"], out["bytes"], out["etag"] = d.Serial, d.Plugins, len(d.Kandev.Body), d.Kandev.ETag
+	}
+	return c.JSON(http.StatusOK, out)
+}

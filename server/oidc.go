@@ -1,0 +1,43 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/ingest"
+)
+
+type oidcRequest struct {
+	Token string `json:"token"`
+}
+
+type oidcResponse struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Scope     []string  `json:"scope"`
+}
+
+// handleOIDC is POST /api/v1/auth/oidc {"token": JWT}: GitHub Actions trusted publishing.
+// A valid identity token from a listed repository is exchanged for a 15-minute upload
+// token scoped to that repository's package ids.
+func (s *Server) handleOIDC(c echo.Context) error {
+	if s.cfg.OIDC == nil {
+		return errf(http.StatusNotFound, "trusted publishing is disabled on this registry (--oidc-issuer off)")
+	}
+	var req oidcRequest
+	if err := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10)).Decode(&req); err != nil || req.Token == "" {
+		return errf(http.StatusBadRequest, `expected a JSON body {"token": "<GitHub Actions OIDC token>"}`)
+	}
+	secret, exp, scope, err := s.cfg.OIDC.Exchange(c.Request().Context(), req.Token)
+	if errors.Is(err, ingest.ErrUnauthenticated) {
+		return errf(http.StatusUnauthorized, err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, oidcResponse{Token: secret, ExpiresAt: exp, Scope: scope})
+}

@@ -1,0 +1,353 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/web"
+)
+
+const pagePerPage = 24
+
+// render renders a component into a buffer first, so a template error becomes a clean 500
+// rather than half a page.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return fmt.Errorf("server: render %s: %w", c.Path(), err)
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+func (s *Server) meta(title, desc, path string) web.Meta {
+	return web.Meta{SiteName: s.cfg.SiteName, Title: title, Description: desc, CanonicalURL: s.cfg.PublicURL + path}
+}
+
+// handleHome is GET /: search, kind tabs, category filters, sort, featured row, results.
+func (s *Server) handleHome(c echo.Context) error {
+	q, page, err := searchParams(c, pagePerPage)
+	if err != nil {
+		return err
+	}
+	q.Limit = pagePerPage
+	q.Offset = (page - 1) * pagePerPage
+	cards, total, err := s.searchCards(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	p := web.HomePage{Meta: s.meta("", "Plugins, canvases and Curupira extensions, checked and signed.", "/"),
+		Query: q.Q, Kind: q.Kind, Category: q.Category, Sort: q.Sort, Cards: cards, Categories: s.categoryCounts(),
+		Total: total, Page: page, PerPage: pagePerPage}
+	p.Meta.NavQuery = q.Q
+	if q.Q == "" && q.Category == "" && page == 1 {
+		p.Featured = s.featuredCards(q.Kind)
+	}
+	if page > 1 {
+		p.PrevURL = web.SearchURL(q.Q, q.Kind, q.Category, q.Sort, page-1)
+	}
+	if q.Offset+q.Limit < total {
+		p.NextURL = web.SearchURL(q.Q, q.Kind, q.Category, q.Sort, page+1)
+	}
+	return render(c, http.StatusOK, web.Home(p))
+}
+
+func (s *Server) searchCards(ctx context.Context, q store.SearchQuery) ([]web.Card, int, error) {
+	ids, total, err := s.svc.Store().Search(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	cat := s.svc.Catalog()
+	cards := make([]web.Card, 0, len(ids))
+	for _, id := range ids {
+		if it, ok := cat.Item(id); ok {
+			cards = append(cards, s.cardOf(it))
+		}
+	}
+	return cards, total, nil
+}
+
+func (s *Server) featuredCards(kind string) []web.Card {
+	var out []web.Card
+	for _, it := range s.svc.Catalog().Items {
+		if it.Featured() && (kind == "" || it.Kind == kind) {
+			out = append(out, s.cardOf(it))
+		}
+	}
+	return out
+}
+
+func (s *Server) categoryCounts() []web.CategoryCount {
+	counts := map[string]int{}
+	for _, it := range s.svc.Catalog().Items {
+		for _, cat := range it.Categories() {
+			counts[cat]++
+		}
+	}
+	out := make([]web.CategoryCount, 0, len(counts))
+	for name, n := range counts {
+		out = append(out, web.CategoryCount{Name: name, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (s *Server) cardOf(it *ingest.Item) web.Card {
+	return web.Card{ID: it.ID, Kind: it.Kind, Name: it.Name(), Author: it.Author(), Description: it.Description(),
+		Version: it.Latest.Version, IconURL: it.IconURL, Verified: it.Signature != nil,
+		Official: it.Entry != nil && it.Entry.Official, Downloads: it.Downloads, Categories: it.Categories(),
+		URL: strings.TrimPrefix(s.pageURL(it), s.cfg.PublicURL)}
+}
+
+// handlePluginPage is GET /plugins/{id}: one plugin or canvas.
+func (s *Server) handlePluginPage(c echo.Context) error {
+	it, ok := s.svc.Catalog().Item(c.Param("id"))
+	if !ok || it.Kind == "extension" {
+		return errf(http.StatusNotFound, "no plugin named "+c.Param("id")+" is listed here")
+	}
+	rels, err := s.svc.Store().Releases(c.Request().Context(), it.ID)
+	if err != nil {
+		return err
+	}
+	m := it.Manifest
+	readme, err := web.RenderMarkdown(it.Latest.README)
+	if err != nil {
+		return err
+	}
+	p := web.PluginPage{Meta: s.meta(it.Name(), it.Description(), "/plugins/"+url.PathEscape(it.ID)), Card: s.cardOf(it),
+		READMEHTML: readme, Permissions: web.PermissionsFor(permissionInput(it)), Versions: s.versionRows(rels),
+		Deprecated: deprecationOf(it), Install: web.NewInstall(s.cfg.PublicURL+"/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
+		Verification: verificationOf(it), RepoURL: "https://github.com/" + it.Entry.Repo, License: m.License,
+		MinKandevVersion: m.MinKandevVersion, UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
+	if m.Distribution != nil {
+		p.License = m.Distribution.License
+	}
+	for _, pv := range it.Entry.Previews {
+		p.Previews = append(p.Previews, web.Preview{URL: pv.URL, Alt: pv.Alt})
+	}
+	if len(it.Entry.Owners) > 0 {
+		p.PublisherURL = web.PublisherURL(it.Entry.Owners[0])
+	}
+	return render(c, http.StatusOK, web.Plugin(p))
+}
+
+// handleExtensionPage is GET /extensions/{name}: one Curupira extension (npm-style names
+// may contain a slash).
+func (s *Server) handleExtensionPage(c echo.Context) error {
+	name, _ := url.PathUnescape(c.Param("*"))
+	it, ok := s.svc.Catalog().Item(name)
+	if !ok || it.Kind != "extension" {
+		return errf(http.StatusNotFound, "no extension named "+name+" is listed here")
+	}
+	rels, err := s.svc.Store().Releases(c.Request().Context(), it.ID)
+	if err != nil {
+		return err
+	}
+	m := it.Extension
+	readme, err := web.RenderMarkdown(it.Latest.README)
+	if err != nil {
+		return err
+	}
+	p := web.ExtensionPage{Meta: s.meta(it.Name(), it.Description(), "/extensions/"+it.ID), Card: s.cardOf(it),
+		TriggerTypes: m.TriggerTypes, Runtime: m.Runtime, ProtocolVersion: m.ProtocolVersion, LaunchCommand: launchCommand(m.Launch.Type, m.Launch.Package, m.Launch.Version, m.Launch.Command, m.Launch.Args),
+		READMEHTML: readme, Versions: s.versionRows(rels), Deprecated: deprecationOf(it),
+		Install:      web.NewInstall(s.cfg.PublicURL+"/curupira/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
+		Verification: verificationOf(it), RepoURL: "https://github.com/" + it.ExtEntry.Repo, License: m.License,
+		UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
+	if len(it.ExtEntry.Owners) > 0 {
+		p.PublisherURL = web.PublisherURL(it.ExtEntry.Owners[0])
+	}
+	return render(c, http.StatusOK, web.Extension(p))
+}
+
+func launchCommand(typ, pkg, version, command string, args []string) string {
+	switch typ {
+	case "npx":
+		return "npx -y " + pkg + "@" + version
+	default:
+		return strings.TrimSpace(command + " " + strings.Join(args, " "))
+	}
+}
+
+// handlePublisherPage is GET /publishers/{name}: what one publisher (a plugins.yaml owner)
+// maintains.
+func (s *Server) handlePublisherPage(c echo.Context) error {
+	name := c.Param("name")
+	var (
+		cards []web.Card
+		repos []string
+	)
+	for _, it := range s.svc.Catalog().Items {
+		owners, repo := ownersOf(it)
+		if slices.Contains(owners, name) {
+			cards = append(cards, s.cardOf(it))
+			if !slices.Contains(repos, repo) {
+				repos = append(repos, repo)
+			}
+		}
+	}
+	if len(cards) == 0 {
+		return errf(http.StatusNotFound, "no publisher named "+name+" maintains anything listed here")
+	}
+	p := web.PublisherPage{Meta: s.meta(name, "Packages published by "+name, web.PublisherURL(name)), Name: name, Repos: repos,
+		Cards: cards, Total: len(cards), Page: 1, PerPage: len(cards)}
+	return render(c, http.StatusOK, web.Publisher(p))
+}
+
+func ownersOf(it *ingest.Item) ([]string, string) {
+	if it.Entry != nil {
+		return it.Entry.Owners, it.Entry.Repo
+	}
+	return it.ExtEntry.Owners, it.ExtEntry.Repo
+}
+
+// handleCategoryPage is GET /categories/{name}.
+func (s *Server) handleCategoryPage(c echo.Context) error {
+	q, page, err := searchParams(c, pagePerPage)
+	if err != nil {
+		return err
+	}
+	q.Category, q.Limit, q.Offset = c.Param("name"), pagePerPage, (page-1)*pagePerPage
+	cards, total, err := s.searchCards(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	if total == 0 {
+		return errf(http.StatusNotFound, "no category named "+q.Category)
+	}
+	p := web.CategoryPage{Meta: s.meta(q.Category, "Packages in "+q.Category, web.CategoryURL(q.Category)), Name: q.Category,
+		Cards: cards, Categories: s.categoryCounts(), Total: total, Page: page, PerPage: pagePerPage}
+	base := web.CategoryURL(q.Category)
+	if page > 1 {
+		p.PrevURL = fmt.Sprintf("%s?page=%d", base, page-1)
+	}
+	if q.Offset+q.Limit < total {
+		p.NextURL = fmt.Sprintf("%s?page=%d", base, page+1)
+	}
+	return render(c, http.StatusOK, web.Category(p))
+}
+
+// handleDocs is GET /docs and /docs/{authors|operators}.
+func (s *Server) handleDocs(c echo.Context) error {
+	section := c.Param("section")
+	title := map[string]string{web.DocsIndex: "Documentation", web.DocsAuthors: "Publishing from CI", web.DocsOperators: "Running the registry"}
+	t, ok := title[section]
+	if !ok {
+		return errf(http.StatusNotFound, "no documentation page "+section)
+	}
+	path := "/docs"
+	if section != "" {
+		path += "/" + section
+	}
+	return render(c, http.StatusOK, web.Docs(web.DocsPage{Meta: s.meta(t, t, path), Section: section, PublicURL: s.cfg.PublicURL}))
+}
+
+// handleStatic is GET /static/{hashed name}: embedded CSS, JS and icons, cached for a year.
+func (s *Server) handleStatic(c echo.Context) error {
+	data, ctype, ok := web.Static(c.Param("file"))
+	if !ok {
+		return errf(http.StatusNotFound, "no such file")
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	return c.Blob(http.StatusOK, ctype, data)
+}
+
+func (s *Server) renderErrorPage(c echo.Context, code int, msg string) error {
+	p := web.ErrorPage{Meta: s.meta(http.StatusText(code), "", c.Request().URL.Path), Status: code,
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
+	p.Meta.NoIndex = true
+	if code < 500 {
+		p.Message = msg
+		p.Query = lastSegment(c.Request().URL.Path)
+	}
+	return render(c, code, web.Error(p))
+}
+
+func lastSegment(p string) string {
+	p = strings.TrimRight(p, "/")
+	return p[strings.LastIndex(p, "/")+1:]
+}
+
+func (s *Server) versionRows(rels []*store.Release) []web.VersionRow {
+	rows := make([]web.VersionRow, 0, len(rels))
+	for _, r := range rels {
+		rows = append(rows, web.VersionRow{Version: r.Version, CreatedAt: r.CreatedAt.Format("2006-01-02"), Size: r.Size,
+			SHA256: r.SHA256, Yanked: r.Yanked, YankReason: r.YankReason, URL: s.svc.PackageURL(r.PackageID, r.Version)})
+	}
+	return rows
+}
+
+func deprecationOf(it *ingest.Item) *web.Deprecation {
+	pk := it.Package
+	if pk == nil || pk.DeprecatedReason == "" {
+		return nil
+	}
+	d := &web.Deprecation{Reason: pk.DeprecatedReason, Replacement: pk.DeprecatedReplacement}
+	if pk.DeprecatedReplacement != "" {
+		d.ReplacementURL = "/plugins/" + url.PathEscape(pk.DeprecatedReplacement)
+	}
+	return d
+}
+
+func verificationOf(it *ingest.Item) web.Verification {
+	v := web.Verification{ChecksumsOK: true}
+	sig := it.Signature
+	if sig == nil {
+		return v
+	}
+	v.SignatureType, v.SAN, v.Issuer, v.Repository = sig.Type, sig.SAN, sig.Issuer, sig.Repository
+	v.Workflow, v.Ref, v.CommitSHA, v.RunURL, v.KeyFingerprint = sig.Workflow, sig.Ref, sig.CommitSHA, sig.RunURL, sig.KeyFingerprint
+	if sig.Type == "sigstore" {
+		idx := sig.LogIndex
+		v.LogIndex = &idx
+		if !sig.IntegratedTime.IsZero() {
+			v.IntegratedTime = sig.IntegratedTime.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+	}
+	return v
+}
+
+func warningsOf(it *ingest.Item) []string {
+	var out []string
+	for _, p := range it.Latest.Warnings {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+func permissionInput(it *ingest.Item) web.PermissionInput {
+	m := it.Manifest
+	caps := m.Capabilities
+	in := web.PermissionInput{ManagedBinary: m.IsManaged(), Events: caps.Events, APIRead: caps.APIRead, APIWrite: caps.APIWrite,
+		State: caps.State, Secrets: caps.Secrets, AgentInvoke: caps.AgentInvoke, AgentConversation: caps.AgentConversation,
+		Auth: caps.Auth, UserState: caps.UserState}
+	for _, w := range m.Webhooks {
+		in.Webhooks = append(in.Webhooks, web.AccessPoint{Key: w.Key, Access: w.EffectiveAccess(m.APIVersion)})
+	}
+	for _, a := range m.Actions {
+		access := a.Access
+		if access == "" {
+			access = "authenticated"
+		}
+		in.Actions = append(in.Actions, web.AccessPoint{Key: a.Key, Access: access})
+	}
+	if m.UI != nil {
+		for _, w := range m.UI.WebApps {
+			in.NetworkOrigins = append(in.NetworkOrigins, w.NetworkOrigins...)
+		}
+	}
+	for _, t := range m.AgentTools {
+		in.AgentTools = append(in.AgentTools, t.Name)
+	}
+	return in
+}

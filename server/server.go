@@ -1,0 +1,88 @@
+// Package server is the HTTP face of the registry: echo wiring, routes, handlers, auth,
+// middleware and the mapping of errors to statuses. Business rules live in ingest.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/ingest"
+)
+
+// Config is what the HTTP layer needs to know.
+type Config struct {
+	PublicURL    string
+	AdminSecret  string // REGISTRY_ADMIN_TOKEN, when set
+	SiteName     string
+	MaxBodyBytes int64 // publish uploads (default 100 MiB)
+	// OIDC, when set, enables GitHub Actions trusted publishing at POST /api/v1/auth/oidc.
+	OIDC OIDCExchanger
+	// Reload re-reads plugins.yaml (POST /api/v1/admin/reload); nil disables the route.
+	Reload func(ctx context.Context, actor string, force bool) error
+	// Ready reports readiness details for /readyz beyond the database and index.
+	ReadyDetail func() map[string]string
+}
+
+// OIDCExchanger trades a CI provider's identity token for a short-lived upload token.
+type OIDCExchanger interface {
+	Exchange(ctx context.Context, rawToken string) (token string, expires time.Time, scope []string, err error)
+}
+
+// Server serves the registry.
+type Server struct {
+	e   *echo.Echo
+	svc *ingest.Service
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+}
+
+// New builds a Server with every route registered.
+func New(cfg Config, svc *ingest.Service, log *slog.Logger) *Server {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 100 << 20
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{e: e, svc: svc, cfg: cfg, log: log, now: time.Now}
+	e.HTTPErrorHandler = s.handleError
+	s.routes()
+	return s
+}
+
+// ServeHTTP makes the Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+
+// Serve serves on ln until ctx ends, then shuts down gracefully (in-flight requests get
+// up to 20 seconds).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute, // large uploads on slow links
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	err := hs.Shutdown(shutdownCtx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
