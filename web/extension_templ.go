@@ -61,7 +61,7 @@ func Extension(p ExtensionPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = installPanel("Curupira", p.Card.Version, p.Install).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = installPanel("Curupira", p.Install).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
