@@ -30,6 +30,7 @@ func commands() map[string]command {
 		"conformance":     {cmdConformance, "run the Curupira protocol conformance checks against an extension"},
 		"token":           {cmdToken, "create, list or revoke publisher tokens"},
 		"pin":             {cmdPin, "show or reset a package's pinned repository identity"},
+		"export":          {cmdExport, "write a static mirror (index.json, packages, icons) for a CDN"},
 		"backup":          {cmdBackup, "write a consistent snapshot of the database"},
 		"restore":         {cmdRestore, "restore a database snapshot into a data directory"},
 	}
