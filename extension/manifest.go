@@ -32,8 +32,6 @@ type Manifest struct {
 	Homepage        string   `toml:"homepage"`
 	License         string   `toml:"license"`
 	Repository      string   `toml:"repository"`
-
-	hasLaunch bool
 }
 
 // Launch is the [launch] table: how the host starts the extension.
@@ -64,7 +62,6 @@ func Parse(data []byte) (*Manifest, problem.List) {
 		decodeProblem(&l, err)
 		return nil, l.InFile(FileName)
 	}
-	m.hasLaunch = md.IsDefined("launch")
 	var l problem.List
 	for _, key := range md.Undecoded() {
 		unknownKey(&l, data, key)

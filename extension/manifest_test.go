@@ -111,9 +111,7 @@ func TestParseDecodesFields(t *testing.T) {
 		Launch:   extension.Launch{Type: "python", Command: "curupira_jira/main.py", Args: []string{"--quiet"}},
 		Homepage: "https://example.com/curupira-jira", License: "MIT", Repository: "https://github.com/acme/curupira-jira",
 	}
-	if diff := cmp.Diff(want, *m, cmp.AllowUnexported(extension.Manifest{}), cmp.FilterPath(func(p cmp.Path) bool {
-		return p.Last().String() == ".hasLaunch"
-	}, cmp.Ignore())); diff != "" {
+	if diff := cmp.Diff(want, *m); diff != "" {
 		t.Errorf("manifest (-want +got):\n%s", diff)
 	}
 }
@@ -160,5 +158,16 @@ func TestVersionsAndNames(t *testing.T) {
 		if diff := cmp.Diff(tt.want, m.Validate().Rules()); diff != "" {
 			t.Errorf("%q %q (-want +got):\n%s", tt.name, tt.version, diff)
 		}
+	}
+}
+
+func TestTypeErrorNamesTheLine(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(manifestDir, "invalid", "wrong-type.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, probs := extension.Parse(data)
+	if len(probs) != 1 || !strings.Contains(probs[0].Message, "line 3") {
+		t.Errorf("problems %v, want one naming line 3", probs)
 	}
 }

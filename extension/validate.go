@@ -91,7 +91,7 @@ func (m *Manifest) validateTriggerTypes(l *problem.List) {
 }
 
 func (m *Manifest) validateLaunch(l *problem.List) {
-	if !m.hasLaunch && m.Launch.Type == "" {
+	if m.Launch.isZero() {
 		l.Errorf("extension.launch", "launch", "a [launch] table is required, e.g. [launch] type = \"npx\", package = \"@acme/ext\", version = \"1.2.0\"")
 		return
 	}
@@ -148,4 +148,9 @@ func validateURL(l *problem.List, field, v string) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		l.Errorf("extension."+field+".url", field, "%s %q must be an absolute http(s) URL", field, v)
 	}
+}
+
+// isZero reports whether the [launch] table is missing or empty.
+func (lt Launch) isZero() bool {
+	return lt.Type == "" && lt.Package == "" && lt.Version == "" && lt.Command == "" && len(lt.Args) == 0
 }
