@@ -71,7 +71,7 @@ func config(t *testing.T, command ...string) extension.Config {
 	table := map[string]any{"repo": "acme/widgets", "api_url": api}
 	return extension.Config{
 		Command: command,
-		Timeout: 3 * time.Second,
+		Timeout: 5 * time.Second,
 		Tables:  map[string]map[string]any{"github-issue": table, "github-pull-request": table},
 	}
 }

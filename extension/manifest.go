@@ -1,6 +1,3 @@
-// Package extension reads and checks Curupira trigger extensions: the
-// curupira-extension.toml manifest (format 1) and, through Conformance, the behaviour of a
-// running extension on the wire (protocol version 2).
 package extension
 
 import (
