@@ -150,9 +150,11 @@ func (s *Service) Rebuild(ctx context.Context) error { return s.rebuild(ctx, fal
 // ForceRebuild rebuilds without the shrink guard (an admin who really delisted half).
 func (s *Service) ForceRebuild(ctx context.Context) error { return s.rebuild(ctx, true) }
 
-func (s *Service) rebuild(ctx context.Context, force bool) error {
+func (s *Service) rebuild(ctx context.Context, force bool) (err error) {
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
+	start := time.Now()
+	defer func() { s.observeRebuild(start, s.docs.Load(), err) }()
 	serial, err := s.store.Serial(ctx)
 	if err != nil {
 		return err

@@ -48,10 +48,12 @@ func (s *Service) Publish(ctx context.Context, in PublishInput) (*PublishResult,
 	target := targetOf(c.rep, in.FileName)
 	if err != nil {
 		s.auditPublish(ctx, in.Actor, target, err, nil)
+		s.observePublish(nil, err)
 		return nil, err
 	}
 	res, err := s.commit(ctx, in, c, tmp.Name())
 	s.auditPublish(ctx, in.Actor, target, err, res)
+	s.observePublish(res, err)
 	return res, err
 }
 

@@ -28,6 +28,8 @@ type Config struct {
 	MaxShrink float64
 	// MaxIndexBytes refuses an index rebuild larger than this (5 MiB, the Kandev host cap).
 	MaxIndexBytes int
+	// Observer, when set, is told of every publish and index rebuild (metrics).
+	Observer Observer
 }
 
 // Actor is who asks: resolved from a token by the caller.
