@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sigstore/sigstore-go/pkg/fulcio/certificate"
 )
@@ -39,19 +41,35 @@ func NewMatcher(id Identity) (*Matcher, error) {
 		id.Issuer = GitHubActionsIssuer
 	}
 	id.Workflow = NormalizeWorkflow(id.Workflow)
+	for _, v := range []string{id.Workflow, id.Ref, id.Issuer} {
+		if !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
+			return nil, fmt.Errorf("%w: %q is not printable text", ErrInvalidIdentity, v)
+		}
+	}
 	if strings.Contains(id.Workflow, "@") || strings.Contains(id.Ref, "@") {
 		return nil, fmt.Errorf("%w: workflow and ref cannot contain '@'", ErrInvalidIdentity)
 	}
 	m := &Matcher{id: id, owner: owner, name: name, repoURI: githubURL + owner + "/" + name,
 		sanPrefix: githubURL + owner + "/" + name + "/"}
-	m.workflow = regexp.MustCompile("^" + workflowPattern(id.Workflow) + "$")
-	m.ref = regexp.MustCompile("^" + refPattern(id.Ref) + "$")
-	san, err := regexp.Compile(SANPattern(id))
+	var err error
+	if m.workflow, err = compile("^" + workflowPattern(id.Workflow) + "$"); err != nil {
+		return nil, err
+	}
+	if m.ref, err = compile("^" + refPattern(id.Ref) + "$"); err != nil {
+		return nil, err
+	}
+	if m.san, err = compile(SANPattern(id)); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func compile(pattern string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidIdentity, err)
 	}
-	m.san = san
-	return m, nil
+	return re, nil
 }
 
 // Identity returns the normalized identity the matcher checks (default issuer filled in).

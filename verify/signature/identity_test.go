@@ -212,6 +212,7 @@ func TestNewMatcherRejectsBadIdentity(t *testing.T) {
 		{Repository: "acme"}, {Repository: "acme/"}, {Repository: "/hello"}, {Repository: "acme/hello/extra"},
 		{Repository: "acme/.."}, {Repository: "ac me/hello"}, {Repository: "acme/hel(lo"}, {Repository: "-acme/hello"},
 		{Repository: "acme/hello", Workflow: "release.yml@main"}, {Repository: "acme/hello", Ref: "refs/tags/v1@x"},
+		{Repository: "acme/hello", Workflow: "\xed"}, {Repository: "acme/hello", Ref: "refs/tags/v1\n"},
 	} {
 		if _, err := signature.NewMatcher(id); !errors.Is(err, signature.ErrInvalidIdentity) {
 			t.Errorf("NewMatcher(%+v) = %v, want ErrInvalidIdentity", id, err)

@@ -224,3 +224,15 @@ func TestTrustedRootFile(t *testing.T) {
 		t.Errorf("LoadTrustedRoot of a missing file succeeded")
 	}
 }
+
+func TestThresholdsNeedATimestamp(t *testing.T) {
+	vs := mustSigstore(t)
+	entity := signMessage(t, vs, helloSAN, signature.GitHubActionsIssuer, artifact)
+	_, err := signature.NewVerifier(vs, signature.Thresholds{}).VerifyEntity(entity, bytes.NewReader(artifact), signature.Identity{Repository: helloRepo})
+	if err == nil {
+		t.Fatal("verified with no timestamp required")
+	}
+	if _, ok := signature.AsError(err); ok {
+		t.Errorf("err = %v: a configuration error, not a refusal, was expected", err)
+	}
+}
