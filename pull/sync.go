@@ -1,0 +1,444 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/store"
+)
+
+// Actor is the audit and publish actor of every pulled release.
+const Actor = "sync"
+
+// Config configures a Syncer.
+type Config struct {
+	Client   ClientConfig
+	MaxAsset int64 // largest package downloaded (default 100 MiB)
+}
+
+// Syncer pulls the latest GitHub release of every repository the curated list names and
+// publishes it through the ingest pipeline. Rounds never overlap; it is safe for
+// concurrent use.
+type Syncer struct {
+	svc      *ingest.Service
+	st       *store.Store
+	gh       *Client
+	log      *slog.Logger
+	now      func() time.Time
+	maxAsset int64
+
+	mu sync.Mutex // one round at a time
+}
+
+// New returns a Syncer over svc.
+func New(svc *ingest.Service, cfg Config, log *slog.Logger) (*Syncer, error) {
+	gh, err := NewClient(cfg.Client)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxAsset <= 0 {
+		cfg.MaxAsset = DefaultMaxAsset
+	}
+	return &Syncer{svc: svc, st: svc.Store(), gh: gh, log: log, maxAsset: cfg.MaxAsset,
+		now: func() time.Time { return time.Now().UTC() }}, nil
+}
+
+// target is one listed repository and the package ids released from it.
+type target struct {
+	repo string   // owner/name as first listed
+	key  string   // owner lower-cased: GitHub logins are case-insensitive
+	ids  []string // plugin ids and extension names, in list order
+}
+
+// targets groups the list's plugins and extensions by repository, in list order.
+func targets(l *index.List) []target {
+	var out []target
+	pos := map[string]int{}
+	add := func(repo, id string) {
+		owner, name, ok := strings.Cut(repo, "/")
+		if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+			return
+		}
+		key := strings.ToLower(owner) + "/" + name
+		i, seen := pos[key]
+		if !seen {
+			i = len(out)
+			pos[key] = i
+			out = append(out, target{repo: repo, key: key})
+		}
+		out[i].ids = append(out[i].ids, id)
+	}
+	if l == nil {
+		return nil
+	}
+	for _, e := range l.Plugins {
+		add(e.Repo, e.ID)
+	}
+	for _, e := range l.Extensions {
+		add(e.Repo, e.Name)
+	}
+	return out
+}
+
+// Round checks every listed repository once, in list order. A rate limit stops the round:
+// the repositories not reached are reported as rate limited and keep their state.
+func (s *Syncer) Round(ctx context.Context) Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev, err := s.states(ctx)
+	if err != nil {
+		s.log.Error("sync: read state", "err", err)
+	}
+	until := waitUntil(prev, s.now())
+	var (
+		sum   Summary
+		dirty bool
+	)
+	for _, t := range targets(s.svc.List()) {
+		if ctx.Err() != nil {
+			break
+		}
+		if !until.IsZero() {
+			sum.add(Result{Repo: t.repo, Outcome: store.SyncRateLimited, RateLimitedUntil: until, NotChecked: true})
+			continue
+		}
+		r, changed := s.checkRepo(ctx, t, prev[t.key])
+		if r.Outcome == store.SyncRateLimited {
+			until = r.RateLimitedUntil
+		}
+		dirty = dirty || changed
+		sum.add(r)
+	}
+	if dirty {
+		if err := s.svc.Rebuild(ctx); err != nil {
+			s.log.Error("sync: rebuild after repository statistics", "err", err)
+		}
+	}
+	return sum
+}
+
+func (s *Syncer) states(ctx context.Context) (map[string]store.SyncState, error) {
+	list, err := s.st.SyncStates(ctx)
+	out := make(map[string]store.SyncState, len(list))
+	for _, st := range list {
+		out[st.Repo] = st
+	}
+	return out, err
+}
+
+// waitUntil is the latest rate-limit deadline still in the future, else zero.
+func waitUntil(states map[string]store.SyncState, now time.Time) time.Time {
+	var until time.Time
+	for _, st := range states {
+		if st.RateLimitedUntil != nil && st.RateLimitedUntil.After(now) && st.RateLimitedUntil.After(until) {
+			until = *st.RateLimitedUntil
+		}
+	}
+	return until
+}
+
+// SyncStates returns the state of every listed repository, in list order; a repository
+// never checked has outcome "pending".
+func (s *Syncer) SyncStates(ctx context.Context) ([]store.SyncState, error) {
+	prev, err := s.states(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ts := targets(s.svc.List())
+	out := make([]store.SyncState, 0, len(ts))
+	for _, t := range ts {
+		st, ok := prev[t.key]
+		if !ok {
+			st = store.SyncState{Repo: t.key, Outcome: "pending", IDs: t.ids, Rules: []string{}, Published: []string{}}
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Run does a round now and then every interval until ctx ends, calling report after each.
+// After a rate limit the next round waits at least until GitHub's deadline.
+func (s *Syncer) Run(ctx context.Context, every time.Duration, report func(Summary)) {
+	for {
+		sum := s.Round(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if report != nil {
+			report(sum)
+		}
+		wait := every
+		if d := sum.RateLimitedUntil.Sub(s.now()); d > wait {
+			wait = d
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// check is one repository being checked: what was known, what is learnt, what to report.
+type check struct {
+	t         target
+	prev      store.SyncState
+	next      store.SyncState
+	res       Result
+	concluded bool     // the latest release was evaluated (or was unchanged)
+	syncRules []string // failures found by sync itself, before the pipeline (audited here)
+}
+
+// checkRepo checks one repository, records the state, and reports whether repository
+// statistics changed.
+func (s *Syncer) checkRepo(ctx context.Context, t target, prev store.SyncState) (Result, bool) {
+	c := &check{t: t, prev: prev, next: prev, res: Result{Repo: t.repo}}
+	c.next.Repo, c.next.CheckedAt = t.key, s.now()
+	c.next.Error, c.next.Rules, c.next.RateLimitedUntil = "", nil, nil
+	changed := false
+	if s.refreshRepo(ctx, c) && s.checkIdentity(ctx, c) {
+		s.syncRelease(ctx, c)
+		changed = s.applyStats(ctx, c)
+	}
+	if c.res.Outcome == "" {
+		c.res.Outcome = store.SyncUnchanged
+	}
+	s.finish(ctx, c)
+	return c.res, changed
+}
+
+// refreshRepo reads the repository's ids and statistics; false when the check cannot go on.
+func (s *Syncer) refreshRepo(ctx context.Context, c *check) bool {
+	repo, etag, modified, err := s.gh.Repository(ctx, c.t.repo, c.prev.RepoETag)
+	if err != nil {
+		c.apiError(err, "sync.repo.missing", "the repository %s does not exist on GitHub or is private (GET /repos/%s answered 404): fix repo: in plugins.yaml", c.t.repo, c.t.repo)
+		return false
+	}
+	if !modified {
+		return true
+	}
+	c.next.RepoETag = etag
+	c.next.RepositoryID, c.next.OwnerID = strconv.FormatInt(repo.ID, 10), strconv.FormatInt(repo.Owner.ID, 10)
+	c.next.FullName = repo.FullName
+	stars := repo.StargazersCount
+	c.next.Stars, c.next.PushedAt = &stars, repo.PushedAt
+	if repo.ID == 0 || repo.Owner.ID == 0 {
+		c.fail("sync.repo.identity", "GET /repos/%s answered without the repository id or owner id, so its identity cannot be checked", c.t.repo)
+		return false
+	}
+	return true
+}
+
+// checkIdentity pins the repository's ids on first use (the subject trusted publishing
+// uses) and refuses a repository whose ids differ from the pinned ones.
+func (s *Syncer) checkIdentity(ctx context.Context, c *check) bool {
+	if c.next.RepositoryID == "" {
+		c.errored(fmt.Errorf("no repository ids recorded for %s: the next round reads them again", c.t.repo))
+		c.next.RepoETag = ""
+		return false
+	}
+	subject := ingest.PinSubject(c.t.repo)
+	pin, err := s.st.PinOnFirstUse(ctx, store.Pin{Subject: subject, Repository: c.t.repo,
+		RepositoryID: c.next.RepositoryID, OwnerID: c.next.OwnerID, Source: Actor})
+	if err != nil {
+		c.errored(err)
+		return false
+	}
+	if pin.RepositoryID == c.next.RepositoryID && pin.OwnerID == c.next.OwnerID {
+		if c.next.FullName != "" && !strings.EqualFold(c.next.FullName, c.t.repo) {
+			c.res.RenamedTo = c.next.FullName
+		}
+		return true
+	}
+	c.fail("sync.identity.changed", "expected repository id %s and owner id %s (pinned for %s from %s on %s), found repository id %s and owner id %s (GitHub names it %s): "+
+		"the repository was deleted and re-created, transferred, or its name now belongs to another account, so nothing was pulled. "+
+		"If the change is legitimate, an admin runs `registry pin reset %s` and the next round pins the new ids",
+		pin.RepositoryID, pin.OwnerID, pin.Repository, pin.Source, pin.PinnedAt.Format(time.DateOnly),
+		c.next.RepositoryID, c.next.OwnerID, c.next.FullName, subject)
+	return false
+}
+
+// syncRelease reads the latest release and publishes each listed id's asset.
+func (s *Syncer) syncRelease(ctx context.Context, c *check) {
+	etag := c.prev.ReleaseETag
+	if !slices.Equal(c.prev.IDs, c.t.ids) {
+		etag = "" // a newly listed id needs the release read again
+	}
+	rel, newETag, modified, err := s.gh.LatestRelease(ctx, c.t.repo, etag)
+	if err != nil {
+		c.apiError(err, "sync.release.missing", "%s has no published release (GET /repos/%s/releases/latest answered 404; drafts and prereleases do not count): publish a release tagged vX.Y.Z with the package attached", c.t.repo, c.t.repo)
+		return
+	}
+	if !modified {
+		c.notModified()
+		return
+	}
+	c.next.Tag, c.next.IDs, c.next.Published = rel.TagName, c.t.ids, nil
+	c.res.Tag = rel.TagName
+	sums, err := s.releaseChecksums(ctx, rel)
+	if err != nil {
+		c.errored(err)
+		return
+	}
+	for _, id := range c.t.ids {
+		s.publishOne(ctx, c, rel, id, sums)
+	}
+	if c.res.Outcome != store.SyncError && c.res.Outcome != store.SyncRateLimited {
+		c.concluded, c.next.ReleaseETag = true, newETag
+	}
+}
+
+// notModified carries the previous evaluation of an unchanged release.
+func (c *check) notModified() {
+	c.concluded, c.res.NotModified = true, true
+	c.res.Tag = c.prev.Tag
+	if c.prev.Outcome == store.SyncFailed {
+		c.res.Outcome, c.res.Error, c.res.Rules = store.SyncFailed, c.prev.Error, c.prev.Rules
+	}
+}
+
+// applyStats feeds stars and pushed_at to every listed id that has a release; true when
+// anything changed.
+func (s *Syncer) applyStats(ctx context.Context, c *check) bool {
+	if c.next.Stars == nil && c.next.PushedAt == nil {
+		return false
+	}
+	changed := false
+	for _, id := range c.t.ids {
+		p, err := s.st.Package(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // no release yet: the next round sets them
+		}
+		if err != nil {
+			s.log.Error("sync: read package", "id", id, "err", err)
+			continue
+		}
+		if sameStats(p, c.next) {
+			continue
+		}
+		if err := s.st.SetRepoStats(ctx, id, c.next.Stars, c.next.PushedAt); err != nil {
+			s.log.Error("sync: repository statistics", "id", id, "err", err)
+			continue
+		}
+		changed = true
+	}
+	return changed
+}
+
+func sameStats(p *store.Package, st store.SyncState) bool {
+	sameStars := (p.Stars == nil) == (st.Stars == nil) && (p.Stars == nil || *p.Stars == *st.Stars)
+	samePushed := (p.PushedAt == nil) == (st.PushedAt == nil) &&
+		(p.PushedAt == nil || p.PushedAt.Unix() == st.PushedAt.Unix())
+	return sameStars && samePushed
+}
+
+// finish records the check, unless it was interrupted, and audits failures found by sync
+// itself (the pipeline audits its own refusals).
+func (s *Syncer) finish(ctx context.Context, c *check) {
+	if ctx.Err() != nil {
+		return // interrupted, not failed: the next round checks again
+	}
+	n := &c.next
+	n.Outcome, n.Error, n.Rules = c.res.Outcome, c.res.Error, c.res.Rules
+	if c.res.Outcome == store.SyncRateLimited {
+		until := c.res.RateLimitedUntil
+		n.RateLimitedUntil = &until
+	}
+	if !c.concluded && !(transientOutcome(c.res.Outcome) && goodOutcome(c.prev.Outcome)) {
+		// The stored ETag must only ever stand for a release evaluated as recorded.
+		n.ReleaseETag = ""
+	}
+	if err := s.st.PutSyncState(ctx, *n); err != nil {
+		s.log.Error("sync: record state", "repo", c.t.repo, "err", err)
+	}
+	s.logResult(c.res)
+	if len(c.syncRules) > 0 && (c.prev.Outcome != n.Outcome || c.prev.Error != n.Error) {
+		e := store.AuditEntry{Actor: Actor, Action: "sync", Target: c.t.repo, Outcome: "refused",
+			Detail: map[string]any{"reason": n.Error, "rules": c.syncRules, "tag": n.Tag}}
+		if err := s.st.Audit(ctx, e); err != nil {
+			s.log.Error("audit write failed", "action", e.Action, "target", e.Target, "err", err)
+		}
+	}
+}
+
+func (s *Syncer) logResult(r Result) {
+	switch r.Outcome {
+	case store.SyncPublished, store.SyncUnchanged:
+		s.log.Info("sync", "result", r.String())
+	default:
+		s.log.Warn("sync", "result", r.String())
+	}
+}
+
+func transientOutcome(o string) bool { return o == store.SyncError || o == store.SyncRateLimited }
+
+func goodOutcome(o string) bool { return o == store.SyncPublished || o == store.SyncUnchanged }
+
+// fail records a refusal found by sync itself.
+func (c *check) fail(rule, format string, args ...any) {
+	c.syncRules = append(c.syncRules, rule)
+	c.failWith([]string{rule}, fmt.Sprintf(format, args...))
+}
+
+func (c *check) failWith(rules []string, msg string) {
+	c.res.Outcome = worse(c.res.Outcome, store.SyncFailed)
+	for _, r := range rules {
+		if !slices.Contains(c.res.Rules, r) {
+			c.res.Rules = append(c.res.Rules, r)
+		}
+	}
+	c.addError(msg)
+}
+
+func (c *check) errored(err error) {
+	c.res.Outcome = worse(c.res.Outcome, store.SyncError)
+	c.addError(err.Error())
+}
+
+func (c *check) addError(msg string) {
+	if c.res.Error != "" {
+		c.res.Error += "; "
+	}
+	c.res.Error += msg
+}
+
+// apiError sorts an API failure: a rate limit, a 404 (refused with rule and message), or a
+// transient error.
+func (c *check) apiError(err error, rule, format string, args ...any) {
+	var (
+		rl *RateLimitError
+		se *StatusError
+	)
+	switch {
+	case errors.As(err, &rl):
+		c.res.Outcome, c.res.RateLimitedUntil = store.SyncRateLimited, rl.Until
+		c.addError(rl.Error())
+	case errors.As(err, &se) && se.Status == http.StatusNotFound:
+		c.fail(rule, format, args...)
+	default:
+		c.errored(err)
+	}
+}
+
+// worse orders outcomes: rate_limited > error > failed > published > unchanged.
+func worse(a, b string) string {
+	rank := func(o string) int {
+		return slices.Index([]string{"", store.SyncUnchanged, store.SyncPublished, store.SyncFailed, store.SyncError, store.SyncRateLimited}, o)
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
