@@ -47,3 +47,40 @@ func FuzzMatcher(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseBundle checks that any input is either a bundle or a RuleBundleInvalid refusal.
+func FuzzParseBundle(f *testing.F) {
+	f.Add(mustRead(f, realBundle))
+	f.Add([]byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		bundle, err := signature.ParseBundle(b)
+		if err == nil {
+			if bundle == nil {
+				t.Fatal("nil bundle without error")
+			}
+			return
+		}
+		if e, ok := signature.AsError(err); !ok || e.Rule != signature.RuleBundleInvalid {
+			t.Fatalf("err = %v, want a %s refusal", err, signature.RuleBundleInvalid)
+		}
+	})
+}
+
+// FuzzDecodeEd25519Signature checks that decoding yields 64 bytes or a RuleEd25519Invalid
+// refusal.
+func FuzzDecodeEd25519Signature(f *testing.F) {
+	f.Add(make([]byte, 64))
+	f.Add([]byte("AAAA\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sig, err := signature.DecodeEd25519Signature(b)
+		if err == nil {
+			if len(sig) != 64 {
+				t.Fatalf("decoded %d bytes", len(sig))
+			}
+			return
+		}
+		if e, ok := signature.AsError(err); !ok || e.Rule != signature.RuleEd25519Invalid {
+			t.Fatalf("err = %v, want a %s refusal", err, signature.RuleEd25519Invalid)
+		}
+	})
+}
