@@ -36,7 +36,7 @@ type checkSignatureArgs struct {
 func cmdCheckSignature(ctx context.Context, c *cli, args []string) int {
 	a, err := parseCheckSignature(c, args)
 	if err != nil {
-		if !errors.Is(err, errUsagePrinted) {
+		if !errors.Is(err, errCheckSigUsage) {
 			fmt.Fprintf(c.stderr, "check-signature: %v\n\n%s", err, checkSignatureUsage)
 		}
 		return exitUsage
@@ -45,16 +45,16 @@ func cmdCheckSignature(ctx context.Context, c *cli, args []string) int {
 	var refusal *signature.Error
 	switch {
 	case errors.As(err, &refusal):
-		return printRefusal(c, a, refusal)
+		return printSignatureRefusal(c, a, refusal)
 	case err != nil:
 		fmt.Fprintf(c.stderr, "check-signature: %v\n", err)
 		return exitUsage
 	}
-	return printVerified(c, a, res)
+	return printSignatureVerified(c, a, res)
 }
 
-// errUsagePrinted marks a flag error the flag package already reported.
-var errUsagePrinted = errors.New("usage printed")
+// errCheckSigUsage marks a flag error the flag package already reported.
+var errCheckSigUsage = errors.New("usage printed")
 
 func parseCheckSignature(c *cli, args []string) (*checkSignatureArgs, error) {
 	fs := c.flags("check-signature")
@@ -74,7 +74,7 @@ func parseCheckSignature(c *cli, args []string) (*checkSignatureArgs, error) {
 	fs.BoolVar(&a.json, "json", false, "print the result as JSON")
 	pos, err := parse(fs, args)
 	if err != nil {
-		return nil, errUsagePrinted
+		return nil, errCheckSigUsage
 	}
 	if a.root == "" && c.getenv != nil {
 		a.root = c.getenv("REGISTRY_SIGSTORE_TRUSTED_ROOT")
@@ -96,7 +96,7 @@ func parseCheckSignature(c *cli, args []string) (*checkSignatureArgs, error) {
 }
 
 func runCheckSignature(ctx context.Context, a *checkSignatureArgs) (*signature.Result, error) {
-	bundleJSON, err := readBundle(a.bundle)
+	bundleJSON, err := readBundleFile(a.bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func runCheckSignature(ctx context.Context, a *checkSignatureArgs) (*signature.R
 	}
 	v := signature.NewVerifier(tm, a.th)
 	if a.digest != "" {
-		alg, sum, err := parseDigest(a.digest)
+		alg, sum, err := parseDigestFlag(a.digest)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +120,7 @@ func runCheckSignature(ctx context.Context, a *checkSignatureArgs) (*signature.R
 	return v.VerifyBundle(bundleJSON, ctxReadSeeker{ctx: ctx, ReadSeeker: f}, a.id)
 }
 
-func readBundle(path string) ([]byte, error) {
+func readBundleFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open bundle: %w", err)
@@ -134,8 +134,8 @@ func readBundle(path string) ([]byte, error) {
 	return b, nil
 }
 
-// parseDigest reads "sha256:HEX", "sha384:HEX" or "sha512:HEX".
-func parseDigest(s string) (string, []byte, error) {
+// parseDigestFlag reads "sha256:HEX", "sha384:HEX" or "sha512:HEX".
+func parseDigestFlag(s string) (string, []byte, error) {
 	alg, h, ok := strings.Cut(s, ":")
 	alg = strings.ToLower(alg)
 	sizes := map[string]int{"sha256": 32, "sha384": 48, "sha512": 64}
@@ -173,40 +173,40 @@ type checkSignatureOutput struct {
 	Refusal  *signature.Error   `json:"refusal,omitempty"`
 }
 
-func printVerified(c *cli, a *checkSignatureArgs, r *signature.Result) int {
+func printSignatureVerified(c *cli, a *checkSignatureArgs, r *signature.Result) int {
 	if a.json {
-		return printJSON(c, checkSignatureOutput{Verified: true, File: a.file, Digest: a.digest, Expected: a.id, Signer: r}, exitOK)
+		return checkSigJSON(c, checkSignatureOutput{Verified: true, File: a.file, Digest: a.digest, Expected: a.id, Signer: r}, exitOK)
 	}
 	w := c.stdout
 	fmt.Fprintf(w, "verified: %s\n", a.subject())
 	fmt.Fprintf(w, "  signer:      %s\n", r.SAN)
 	fmt.Fprintf(w, "  issuer:      %s\n", r.Issuer)
-	fmt.Fprintf(w, "  repository:  %s%s\n", r.Repository, ids(r))
-	printField(w, "workflow", r.Workflow)
-	printField(w, "ref", r.Ref)
-	printField(w, "commit", r.CommitSHA)
-	printField(w, "run", r.RunURL)
-	printField(w, "bundle", r.BundleType)
+	fmt.Fprintf(w, "  repository:  %s%s\n", r.Repository, checkSigIDs(r))
+	checkSigField(w, "workflow", r.Workflow)
+	checkSigField(w, "ref", r.Ref)
+	checkSigField(w, "commit", r.CommitSHA)
+	checkSigField(w, "run", r.RunURL)
+	checkSigField(w, "bundle", r.BundleType)
 	if !r.IntegratedTime.IsZero() {
 		fmt.Fprintf(w, "  log entry:   %d, integrated %s\n", r.LogIndex, r.IntegratedTime.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	return exitOK
 }
 
-func printRefusal(c *cli, a *checkSignatureArgs, e *signature.Error) int {
+func printSignatureRefusal(c *cli, a *checkSignatureArgs, e *signature.Error) int {
 	if a.json {
-		return printJSON(c, checkSignatureOutput{File: a.file, Digest: a.digest, Expected: a.id, Refusal: e}, exitInvalid)
+		return checkSigJSON(c, checkSignatureOutput{File: a.file, Digest: a.digest, Expected: a.id, Refusal: e}, exitInvalid)
 	}
 	w := c.stdout
 	fmt.Fprintf(w, "refused: %s\n", a.subject())
 	fmt.Fprintf(w, "  rule:        %s\n", e.Rule)
 	fmt.Fprintf(w, "  reason:      %s\n", e.Message)
-	printField(w, "expected", e.Expected)
-	printField(w, "found", e.Found)
+	checkSigField(w, "expected", e.Expected)
+	checkSigField(w, "found", e.Found)
 	return exitInvalid
 }
 
-func printJSON(c *cli, v any, code int) int {
+func checkSigJSON(c *cli, v any, code int) int {
 	enc := json.NewEncoder(c.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -217,13 +217,13 @@ func printJSON(c *cli, v any, code int) int {
 	return code
 }
 
-func printField(w io.Writer, name, value string) {
+func checkSigField(w io.Writer, name, value string) {
 	if value != "" {
 		fmt.Fprintf(w, "  %-12s %s\n", name+":", value)
 	}
 }
 
-func ids(r *signature.Result) string {
+func checkSigIDs(r *signature.Result) string {
 	if r.RepositoryID == "" && r.OwnerID == "" {
 		return ""
 	}

@@ -18,17 +18,17 @@ import (
 // A real GitHub Actions bundle: the npm provenance of sigstore@2.0.0, from sigstore-go's test
 // data, with the public-good trusted root of its time. Its subject is the tarball's sha512.
 var (
-	sigData      = filepath.Join("..", "..", "testdata", "signature")
-	realBundle   = filepath.Join(sigData, "sigstore-js-2.0.0-provenance.sigstore.json")
-	realRoot     = filepath.Join(sigData, "trusted-root-public-good.json")
-	otherRoot    = filepath.Join(sigData, "trusted-root-scaffolding.json")
-	tarballSHA   = "sha512:46d4e2f74c4877316640000a6fdf8a8b59f1e0847667973e9859f774dd31b8f1e0937813b777fb66a2ac67d50540fe34640966eee9fc2ccca387082b4c85cd3c"
-	realSAN      = "https://github.com/sigstore/sigstore-js/.github/workflows/release.yml@refs/heads/main"
-	helloSAN     = "https://github.com/acme/kandev-plugin-hello/.github/workflows/release.yml@refs/tags/v1.2.0"
-	helloPackage = []byte("acme-hello-1.2.0.tar.gz bytes\n")
+	csData         = filepath.Join("..", "..", "testdata", "signature")
+	csRealBundle   = filepath.Join(csData, "sigstore-js-2.0.0-provenance.sigstore.json")
+	csRealRoot     = filepath.Join(csData, "trusted-root-public-good.json")
+	csOtherRoot    = filepath.Join(csData, "trusted-root-scaffolding.json")
+	csTarballSHA   = "sha512:46d4e2f74c4877316640000a6fdf8a8b59f1e0847667973e9859f774dd31b8f1e0937813b777fb66a2ac67d50540fe34640966eee9fc2ccca387082b4c85cd3c"
+	csRealSAN      = "https://github.com/sigstore/sigstore-js/.github/workflows/release.yml@refs/heads/main"
+	csHelloSAN     = "https://github.com/acme/kandev-plugin-hello/.github/workflows/release.yml@refs/tags/v1.2.0"
+	csHelloPackage = []byte("acme-hello-1.2.0.tar.gz bytes\n")
 )
 
-func runCheckSig(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+func runCheckSignatureCmd(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	c := &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }}
@@ -37,10 +37,10 @@ func runCheckSig(t *testing.T, env map[string]string, args ...string) (code int,
 }
 
 func TestCheckSignatureRealBundle(t *testing.T) {
-	code, out, errOut := runCheckSig(t, nil, "--digest", tarballSHA, "--bundle", realBundle,
-		"--trusted-root", realRoot, "--repo", "sigstore/sigstore-js", "--workflow", "release.yml", "--ref", "refs/heads/main")
-	want := "verified: " + tarballSHA + "\n" +
-		"  signer:      " + realSAN + "\n" +
+	code, out, errOut := runCheckSignatureCmd(t, nil, "--digest", csTarballSHA, "--bundle", csRealBundle,
+		"--trusted-root", csRealRoot, "--repo", "sigstore/sigstore-js", "--workflow", "release.yml", "--ref", "refs/heads/main")
+	want := "verified: " + csTarballSHA + "\n" +
+		"  signer:      " + csRealSAN + "\n" +
 		"  issuer:      https://token.actions.githubusercontent.com\n" +
 		"  repository:  sigstore/sigstore-js (repository id 495574555, owner id 71096353)\n" +
 		"  workflow:    .github/workflows/release.yml\n" +
@@ -58,8 +58,8 @@ func TestCheckSignatureRealBundle(t *testing.T) {
 }
 
 func TestCheckSignatureRealBundleJSON(t *testing.T) {
-	env := map[string]string{"REGISTRY_SIGSTORE_TRUSTED_ROOT": realRoot}
-	code, out, _ := runCheckSig(t, env, "--json", "--digest", tarballSHA, "--bundle", realBundle, "--repo", "sigstore/sigstore-js")
+	env := map[string]string{"REGISTRY_SIGSTORE_TRUSTED_ROOT": csRealRoot}
+	code, out, _ := runCheckSignatureCmd(t, env, "--json", "--digest", csTarballSHA, "--bundle", csRealBundle, "--repo", "sigstore/sigstore-js")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, out)
 	}
@@ -67,7 +67,7 @@ func TestCheckSignatureRealBundleJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if !got.Verified || got.Signer == nil || got.Signer.SAN != realSAN || got.Signer.RepositoryID != "495574555" {
+	if !got.Verified || got.Signer == nil || got.Signer.SAN != csRealSAN || got.Signer.RepositoryID != "495574555" {
 		t.Errorf("got %+v", got)
 	}
 }
@@ -78,23 +78,23 @@ func TestCheckSignatureRealBundleRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"look-alike repository", []string{"--digest", tarballSHA, "--trusted-root", realRoot, "--repo", "sigstore/sigstore-js-evil"},
-			"refused: " + tarballSHA + "\n" +
+		{"look-alike repository", []string{"--digest", csTarballSHA, "--trusted-root", csRealRoot, "--repo", "sigstore/sigstore-js-evil"},
+			"refused: " + csTarballSHA + "\n" +
 				"  rule:        signature.identity.repository\n" +
-				"  reason:      the signing workflow ran in another repository (certificate SAN " + realSAN +
+				"  reason:      the signing workflow ran in another repository (certificate SAN " + csRealSAN +
 				`, want ^https://github\.com/sigstore/sigstore-js-evil/[^@]+@[^@]+$)` + "\n" +
 				"  expected:    sigstore/sigstore-js-evil\n" +
 				"  found:       sigstore/sigstore-js\n"},
-		{"wrong ref", []string{"--digest", tarballSHA, "--trusted-root", realRoot, "--repo", "sigstore/sigstore-js", "--ref", "refs/tags/v*"},
+		{"wrong ref", []string{"--digest", csTarballSHA, "--trusted-root", csRealRoot, "--repo", "sigstore/sigstore-js", "--ref", "refs/tags/v*"},
 			"rule:        signature.identity.ref\n"},
-		{"untrusted root", []string{"--digest", tarballSHA, "--trusted-root", otherRoot, "--repo", "sigstore/sigstore-js"},
+		{"untrusted root", []string{"--digest", csTarballSHA, "--trusted-root", csOtherRoot, "--repo", "sigstore/sigstore-js"},
 			"rule:        signature.root.untrusted\n"},
-		{"another file", []string{filepath.Join(sigData, "trusted-root-scaffolding.json"), "--trusted-root", realRoot, "--repo", "sigstore/sigstore-js"},
-			"  expected:    pkg:npm/sigstore@2.0.0 " + tarballSHA + "\n"},
+		{"another file", []string{filepath.Join(csData, "trusted-root-scaffolding.json"), "--trusted-root", csRealRoot, "--repo", "sigstore/sigstore-js"},
+			"  expected:    pkg:npm/sigstore@2.0.0 " + csTarballSHA + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runCheckSig(t, nil, append(tt.args, "--bundle", realBundle)...)
+			code, out, errOut := runCheckSignatureCmd(t, nil, append(tt.args, "--bundle", csRealBundle)...)
 			if code != exitInvalid || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
@@ -105,15 +105,15 @@ func TestCheckSignatureRealBundleRefused(t *testing.T) {
 	}
 }
 
-// virtualFixture writes a virtual Sigstore's trusted root, a v0.3 message-signature bundle
-// of helloPackage and the package itself into a temporary directory.
-func virtualFixture(t *testing.T) (root, bundle, file string) {
+// checkSigFixture writes a virtual Sigstore's trusted root, a v0.3 message-signature bundle
+// of csHelloPackage and the package itself into a temporary directory.
+func checkSigFixture(t *testing.T) (root, bundle, file string) {
 	t.Helper()
 	vs, err := ca.NewVirtualSigstore()
 	if err != nil {
 		t.Fatal(err)
 	}
-	entity, err := vs.Sign(helloSAN, signature.GitHubActionsIssuer, helloPackage)
+	entity, err := vs.Sign(csHelloSAN, signature.GitHubActionsIssuer, csHelloPackage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func virtualFixture(t *testing.T) (root, bundle, file string) {
 	for path, data := range map[string][]byte{
 		root:   signaturetest.TrustedRootJSON(t, vs),
 		bundle: signaturetest.BundleJSON(t, vs, entity, "0.3"),
-		file:   helloPackage,
+		file:   csHelloPackage,
 	} {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
@@ -132,9 +132,9 @@ func virtualFixture(t *testing.T) (root, bundle, file string) {
 }
 
 func TestCheckSignatureFile(t *testing.T) {
-	root, bundle, file := virtualFixture(t)
+	root, bundle, file := checkSigFixture(t)
 	changed := filepath.Join(t.TempDir(), "hello.tar.gz")
-	if err := os.WriteFile(changed, append([]byte("A"), helloPackage[1:]...), 0o600); err != nil {
+	if err := os.WriteFile(changed, append([]byte("A"), csHelloPackage[1:]...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The virtual Sigstore issues no SCTs.
@@ -154,7 +154,7 @@ func TestCheckSignatureFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runCheckSig(t, nil, append(append([]string{"--json"}, base...), tt.args...)...)
+			code, out, errOut := runCheckSignatureCmd(t, nil, append(append([]string{"--json"}, base...), tt.args...)...)
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d; stdout %s stderr %s", code, tt.wantCode, out, errOut)
 			}
@@ -174,7 +174,7 @@ func TestCheckSignatureFile(t *testing.T) {
 }
 
 func TestCheckSignatureUsage(t *testing.T) {
-	root, bundle, file := virtualFixture(t)
+	root, bundle, file := checkSigFixture(t)
 	tests := []struct {
 		name string
 		args []string
@@ -184,7 +184,7 @@ func TestCheckSignatureUsage(t *testing.T) {
 		{"no bundle", []string{file, "--trusted-root", root, "--repo", "acme/x"}},
 		{"no trusted root", []string{file, "--bundle", bundle, "--repo", "acme/x"}},
 		{"two files", []string{file, file, "--bundle", bundle, "--trusted-root", root, "--repo", "acme/x"}},
-		{"file and digest", []string{file, "--digest", tarballSHA, "--bundle", bundle, "--trusted-root", root, "--repo", "acme/x"}},
+		{"file and digest", []string{file, "--digest", csTarballSHA, "--bundle", bundle, "--trusted-root", root, "--repo", "acme/x"}},
 		{"bad digest", []string{"--digest", "md5:abcd", "--bundle", bundle, "--trusted-root", root, "--repo", "acme/x"}},
 		{"short digest", []string{"--digest", "sha256:abcd", "--bundle", bundle, "--trusted-root", root, "--repo", "acme/x"}},
 		{"bad repo", []string{file, "--bundle", bundle, "--trusted-root", root, "--repo", "acme"}},
@@ -195,7 +195,7 @@ func TestCheckSignatureUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runCheckSig(t, nil, tt.args...)
+			code, out, errOut := runCheckSignatureCmd(t, nil, tt.args...)
 			if code != exitUsage || out != "" || errOut == "" {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with a message on stderr", code, out, errOut)
 			}
