@@ -1,0 +1,453 @@
+package e2e_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// suite is what every browser test shares: one registry and one browser.
+type suite struct {
+	browser context.Context
+	reg     *registry
+}
+
+// tab opens a fresh tab for the test t.
+func (s *suite) tab(t *testing.T) *tab {
+	t.Helper()
+	return newTab(t, s.browser, s.reg)
+}
+
+// TestMarketplace starts one registry with the bundled examples and one chromium, then
+// walks the pages the way people do. Every subtest saves a full-page screenshot.
+func TestMarketplace(t *testing.T) {
+	bin := chromiumPath(t)
+	s := &suite{reg: startRegistry(t)}
+	s.browser = startBrowser(t, bin)
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s *suite)
+	}{
+		{"search", testSearch},
+		{"filter-by-category", testCategoryFilter},
+		{"open-plugin", testOpenPlugin},
+		{"permissions", testPermissions},
+		{"copy-install-url", testCopyInstallURL},
+		{"phone", testPhone},
+		{"keyboard", testKeyboard},
+		{"canvas-previews", testCanvasPreviews},
+		{"extension-triggers", testExtensionTriggers},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
+	}
+}
+
+const (
+	resultCards = `[data-testid="results"] [data-testid="card"]`
+	searchBox   = `[data-testid="search-box"]`
+)
+
+func testSearch(t *testing.T, s *suite) {
+	tests := []struct {
+		name, query string
+		want        []string // ids of the result cards, in order
+	}{
+		{"slack", "slack", []string{"slack-relay"}},
+		{"insights", "insights", []string{"pr-insights"}},
+		{"no-match", "zebra-unicorn-nothing", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := s.tab(t)
+			tb.open("/")
+			tb.do("wait for the search box", chromedp.WaitVisible(chromedp.CSS(searchBox)))
+			tb.follow("type and submit the search", chromedp.SendKeys(chromedp.CSS(searchBox), tc.query+kb.Enter))
+			if got := eval[string](tb, `new URLSearchParams(location.search).get("q") ?? ""`); got != tc.query {
+				t.Errorf("query parameter = %q, want %q", got, tc.query)
+			}
+			if got := eval[string](tb, `document.querySelector(`+jsString(searchBox)+`).value`); got != tc.query {
+				t.Errorf("search box keeps %q, want %q", got, tc.query)
+			}
+			if diff := cmp.Diff(tc.want, tb.attrs(resultCards, "data-id"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("result cards (-want +got):\n%s", diff)
+			}
+			if len(tc.want) > 0 {
+				return
+			}
+			help := strings.Join(tb.texts(`[data-testid="no-results"]`), " ")
+			if !strings.Contains(help, tc.query) || !strings.Contains(help, "Browse everything listed") {
+				t.Errorf("no-results help = %q, want it to name %q and offer to browse everything", help, tc.query)
+			}
+		})
+	}
+}
+
+// wantInCategory lists the ids the catalog files under category: the server's own view,
+// which the filtered page must show exactly.
+func wantInCategory(t *testing.T, reg *registry, category string) []string {
+	t.Helper()
+	var ids []string
+	items := reg.Svc.Catalog().Items
+	for _, it := range items {
+		if slices.Contains(it.Categories(), category) {
+			ids = append(ids, it.ID)
+		}
+	}
+	if len(ids) == 0 || len(ids) == len(items) {
+		t.Fatalf("category %q holds %d of %d packages: pick one that filters something", category, len(ids), len(items))
+	}
+	return ids
+}
+
+func testCategoryFilter(t *testing.T, s *suite) {
+	for _, category := range []string{"analytics", "tools", "connector"} {
+		t.Run(category, func(t *testing.T) {
+			want := wantInCategory(t, s.reg, category)
+			tb := s.tab(t)
+			tb.open("/")
+			link := `[data-testid="category-filter"] [data-testid="category-link"][data-category="` + category + `"]`
+			tb.follow("click the category", chromedp.Click(chromedp.CSS(link)))
+			if got := eval[string](tb, `new URLSearchParams(location.search).get("category") ?? ""`); got != category {
+				t.Errorf("category parameter = %q, want %q", got, category)
+			}
+			got := tb.attrs(resultCards, "data-id")
+			if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("cards after filtering by %s (-want +got):\n%s", category, diff)
+			}
+			if diff := cmp.Diff([]string{"page"}, tb.attrs(link, "aria-current")); diff != "" {
+				t.Errorf("the chosen category link is not marked current (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func testOpenPlugin(t *testing.T, s *suite) {
+	tests := []struct {
+		id, name, version string
+		readme            string // a sentence of the README's first paragraph
+	}{
+		{"slack-relay", "Slack Relay", "1.2.0", "Keeps a Kandev task and a Slack thread in step"},
+		{"pr-insights", "PR Insights", "1.0.1", "PR Insights follows the GitHub pull requests linked to your Kandev tasks"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			tb := s.tab(t)
+			tb.open("/")
+			card := resultCards + `[data-id="` + tc.id + `"] .card-title a`
+			tb.follow("click the card", chromedp.Click(chromedp.CSS(card)))
+			if got := eval[string](tb, `location.pathname`); got != "/plugins/"+tc.id {
+				t.Errorf("path = %q, want /plugins/%s", got, tc.id)
+			}
+			if diff := cmp.Diff([]string{tc.name}, tb.texts(`[data-testid="package-name"]`)); diff != "" {
+				t.Errorf("package name (-want +got):\n%s", diff)
+			}
+			header := strings.Join(tb.texts(`[data-testid="package-header"]`), " ")
+			if !strings.Contains(header, "v"+tc.version) {
+				t.Errorf("header %q does not show v%s", header, tc.version)
+			}
+			if got := tb.attrs(`[data-testid="versions-table"] tbody tr`, "data-version"); !slices.Contains(got, tc.version) {
+				t.Errorf("versions table rows %v, want one for %s", got, tc.version)
+			}
+			checkREADME(t, tb, tc.readme)
+		})
+	}
+}
+
+// checkREADME wants the README rendered as HTML: its text present, a list or paragraphs
+// as elements, and no Markdown syntax left in the visible text.
+func checkREADME(t *testing.T, tb *tab, sentence string) {
+	t.Helper()
+	type rendered struct {
+		Text       string `json:"text"`
+		Paragraphs int    `json:"paragraphs"`
+		Headings   int    `json:"headings"`
+		Scripts    int    `json:"scripts"`
+	}
+	got := eval[rendered](tb, `(() => {
+		const r = document.querySelector('[data-testid="readme"]');
+		return {text: r.innerText, paragraphs: r.querySelectorAll("p").length,
+			headings: r.querySelectorAll("h3, h4, h5, h6").length, scripts: r.querySelectorAll("script").length};
+	})()`)
+	if !strings.Contains(strings.Join(strings.Fields(got.Text), " "), sentence) {
+		t.Errorf("README text lacks %q:\n%s", sentence, got.Text)
+	}
+	if got.Paragraphs == 0 || got.Headings == 0 || got.Scripts != 0 {
+		t.Errorf("README rendered with %d paragraphs, %d headings, %d scripts; want paragraphs and headings, no script", got.Paragraphs, got.Headings, got.Scripts)
+	}
+	for _, line := range strings.Split(got.Text, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "# ") || strings.HasPrefix(l, "## ") || strings.HasPrefix(l, "```") {
+			t.Errorf("README shows raw Markdown: %q", l)
+		}
+	}
+}
+
+func testPermissions(t *testing.T, s *suite) {
+	type perm struct {
+		Key   string
+		Words []string // plain words the item must say
+	}
+	tests := []struct {
+		id    string
+		risky []perm
+	}{
+		{"slack-relay", []perm{
+			{"secrets", []string{"secrets", "Risky"}},
+			{"api_write", []string{"Changes your Kandev data", "Risky"}},
+			{"webhooks.public", []string{"anyone on the internet", "slack-events", "Risky"}},
+		}},
+		{"hello-managed", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			tb := s.tab(t)
+			tb.open("/plugins/" + tc.id)
+			panel := `[data-testid="permissions-panel"]`
+			tb.do("scroll to the permissions", chromedp.ScrollIntoView(chromedp.CSS(panel)), chromedp.WaitVisible(chromedp.CSS(panel)))
+			var wantKeys []string
+			for _, p := range tc.risky {
+				wantKeys = append(wantKeys, p.Key)
+			}
+			gotKeys := tb.attrs(panel+` li[data-risky="true"]`, "data-permission")
+			if diff := cmp.Diff(wantKeys, gotKeys, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("risky permissions (-want +got):\n%s", diff)
+			}
+			for _, p := range tc.risky {
+				text := strings.Join(tb.visibleTexts(panel+` li[data-permission="`+p.Key+`"]`), " ")
+				for _, w := range p.Words {
+					if !strings.Contains(text, w) {
+						t.Errorf("permission %s reads %q, want it to say %q", p.Key, text, w)
+					}
+				}
+			}
+			summary := strings.Join(tb.visibleTexts(panel), " ")
+			if len(tc.risky) > 0 && !strings.Contains(summary, "need care before you install") {
+				t.Errorf("panel does not warn about the risky permissions: %q", summary)
+			}
+		})
+	}
+}
+
+// visibleTexts returns the rendered text (innerText) of every element the selector matches.
+func (tb *tab) visibleTexts(selector string) []string {
+	tb.t.Helper()
+	return eval[[]string](tb, `Array.from(document.querySelectorAll(`+jsString(selector)+`), e => e.innerText.replace(/\s+/g, " ").trim())`)
+}
+
+func testCopyInstallURL(t *testing.T, s *suite) {
+	tb := s.tab(t)
+	tb.grantClipboard()
+	tb.open("/plugins/slack-relay")
+	button := `[data-testid="install-panel"] button[data-copy-target="package-url"]`
+	tb.do("wait for the copy button (shown by the script)", chromedp.ScrollIntoView(chromedp.CSS(button)), chromedp.WaitVisible(chromedp.CSS(button)))
+	shown := strings.TrimSpace(strings.Join(tb.texts(`[data-testid="package-url"]`), ""))
+	if !strings.HasPrefix(shown, s.reg.URL+"/packages/slack-relay/") || !strings.HasSuffix(shown, ".tar.gz") {
+		t.Fatalf("package URL shown = %q, want %s/packages/slack-relay/….tar.gz", shown, s.reg.URL)
+	}
+	tb.do("click copy", chromedp.Click(chromedp.CSS(button)))
+	outcome, err := chromedp.Run(tb.ctx, chromedp.Poll[string](`(() => {
+		const b = document.querySelector(`+jsString(button)+`);
+		return b.dataset.copied === "true" ? "copied" : (b.textContent === "Select and copy" ? "failed" : "");
+	})()`))
+	if err != nil {
+		t.Fatalf("wait for the copy feedback: %v", err)
+	}
+	if outcome != "copied" {
+		t.Fatalf("copy button says the copy %s", outcome)
+	}
+	if got := strings.Join(tb.texts(`#copy-status`), ""); got != "Copied to the clipboard." {
+		t.Errorf("status region announces %q, want %q", got, "Copied to the clipboard.")
+	}
+	clip := eval[string](tb, `navigator.clipboard.readText()`, chromedp.EvalAwaitPromise)
+	if clip != shown {
+		t.Errorf("clipboard holds %q, want the package URL shown, %q", clip, shown)
+	}
+	checkDownload(t, shown, strings.Join(tb.texts(`[data-testid="package-sha256"]`), ""))
+}
+
+// checkDownload fetches the copied URL and wants the sha256 the page shows.
+func checkDownload(t *testing.T, url, wantSHA string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("download %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, res.Body); err != nil {
+		t.Fatalf("download %s: %v", url, err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("download %s: status %d", url, res.StatusCode)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != strings.TrimSpace(wantSHA) {
+		t.Errorf("downloaded package sha256 = %s, page shows %q", got, wantSHA)
+	}
+}
+
+func testPhone(t *testing.T, s *suite) {
+	tests := []struct {
+		name, path, search string
+	}{
+		{"home", "/", searchBox},
+		{"plugin", "/plugins/slack-relay", `[data-testid="nav-search"]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := s.tab(t)
+			tb.do("emulate a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait))
+			tb.open(tc.path)
+			type layout struct {
+				ScrollWidth int      `json:"scrollWidth"`
+				InnerWidth  int      `json:"innerWidth"`
+				Wide        []string `json:"wide"`
+			}
+			got := eval[layout](tb, `(() => {
+				const w = window.innerWidth;
+				const wide = Array.from(document.querySelectorAll("body *"))
+					.filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && (r.right > w + 1 || r.left < -1); })
+					.slice(0, 8)
+					.map(e => e.tagName.toLowerCase() + (e.className ? "." + String(e.className).trim().split(/\s+/).join(".") : "") + " " + Math.round(e.getBoundingClientRect().right));
+				return {scrollWidth: document.scrollingElement.scrollWidth, innerWidth: w, wide};
+			})()`)
+			if got.InnerWidth != 375 {
+				t.Errorf("viewport width = %d, want 375 (mobile emulation)", got.InnerWidth)
+			}
+			if got.ScrollWidth > got.InnerWidth {
+				t.Errorf("page scrolls sideways: scrollWidth %d > innerWidth %d; widest elements: %v", got.ScrollWidth, got.InnerWidth, got.Wide)
+			}
+			if why := tb.visibleWhy(tc.search); why != "" {
+				t.Errorf("search box %s is not visible on a phone: %s", tc.search, why)
+			}
+		})
+	}
+}
+
+// visibleWhy says why the element is not visible within the viewport's width, or "".
+func (tb *tab) visibleWhy(selector string) string {
+	tb.t.Helper()
+	return eval[string](tb, `(() => {
+		const e = document.querySelector(`+jsString(selector)+`);
+		if (!e) return "absent";
+		const st = getComputedStyle(e), r = e.getBoundingClientRect();
+		if (st.display === "none" || st.visibility === "hidden" || Number(st.opacity) === 0) return "hidden by CSS";
+		if (r.width < 1 || r.height < 1) return "zero size";
+		if (r.left < 0 || r.right > window.innerWidth + 1) return "outside the viewport width (" + Math.round(r.left) + ".." + Math.round(r.right) + ")";
+		return "";
+	})()`)
+}
+
+// focused describes document.activeElement after a key press.
+type focused struct {
+	TestID    string `json:"testid"`
+	FirstCard bool   `json:"firstCard"` // the link of the first card in document order
+	Ring      string `json:"ring"`      // the visible focus outline, on the element or its card
+}
+
+func testKeyboard(t *testing.T, s *suite) {
+	tb := s.tab(t)
+	tb.open("/")
+	const maxTabs = 60
+	var path []string
+	var box, card *focused
+	for i := 0; i < maxTabs && card == nil; i++ {
+		tb.do("press Tab", chromedp.KeyEvent(kb.Tab))
+		f := eval[focused](tb, `(() => {
+			const e = document.activeElement;
+			const ring = x => { const st = getComputedStyle(x); return st.outlineStyle !== "none" && parseFloat(st.outlineWidth) > 0 ? st.outlineWidth + " " + st.outlineStyle + " " + st.outlineColor : ""; };
+			const c = e.closest('[data-testid="card"]');
+			return {testid: e.getAttribute("data-testid") ?? "", firstCard: e === document.querySelector('[data-testid="card"] .card-title a'),
+				ring: ring(e) || (c ? ring(c) : "")};
+		})()`)
+		path = append(path, f.TestID)
+		switch {
+		case f.TestID == "search-box" && box == nil:
+			box = &f
+		case f.FirstCard:
+			card = &f
+		}
+	}
+	if box == nil {
+		t.Fatalf("Tab never reached the search box in %d presses (focus went through %q)", maxTabs, path)
+	}
+	if card == nil {
+		t.Fatalf("Tab never reached the first card link in %d presses", maxTabs)
+	}
+	for _, f := range []struct {
+		what string
+		got  *focused
+	}{{"search box", box}, {"first card link", card}} {
+		if f.got.Ring == "" {
+			t.Errorf("the focused %s shows no focus outline", f.what)
+		}
+	}
+}
+
+func testCanvasPreviews(t *testing.T, s *suite) {
+	entry, ok := s.reg.List.Plugin("task-board-canvas")
+	if !ok || len(entry.Previews) == 0 {
+		t.Fatal("plugins.yaml lists no previews for task-board-canvas")
+	}
+	var wantAlt, wantSrc []string
+	for _, p := range entry.Previews {
+		wantAlt = append(wantAlt, p.Alt)
+		wantSrc = append(wantSrc, p.URL)
+	}
+	tb := s.tab(t)
+	tb.open("/")
+	tb.follow("click the Canvases tab", chromedp.Click(chromedp.CSS(`[data-testid="kind-tabs"] a[data-kind="canvas"]`)))
+	if diff := cmp.Diff([]string{"task-board-canvas"}, tb.attrs(resultCards, "data-id")); diff != "" {
+		t.Fatalf("canvas results (-want +got):\n%s", diff)
+	}
+	tb.follow("click the canvas card", chromedp.Click(chromedp.CSS(resultCards+` .card-title a`)))
+	if diff := cmp.Diff([]string{"Canvas"}, tb.texts(`[data-testid="package-header"] .pkg-kind`)); diff != "" {
+		t.Errorf("kind label (-want +got):\n%s", diff)
+	}
+	imgs := `[data-testid="previews"] img`
+	tb.do("show the previews", chromedp.ScrollIntoView(chromedp.CSS(imgs)))
+	if diff := cmp.Diff(wantAlt, tb.attrs(imgs, "alt")); diff != "" {
+		t.Errorf("preview alt texts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantSrc, tb.attrs(imgs, "src")); diff != "" {
+		t.Errorf("preview sources (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantAlt, tb.texts(`[data-testid="previews"] figcaption`)); diff != "" {
+		t.Errorf("preview captions (-want +got):\n%s", diff)
+	}
+}
+
+func testExtensionTriggers(t *testing.T, s *suite) {
+	const name = "curupira-github-issues"
+	it, ok := s.reg.Svc.Catalog().Item(name)
+	if !ok || it.Extension == nil || len(it.Extension.TriggerTypes) == 0 {
+		t.Fatalf("the catalog has no extension %s with trigger types", name)
+	}
+	tb := s.tab(t)
+	tb.open("/")
+	tb.follow("click the extensions tab", chromedp.Click(chromedp.CSS(`[data-testid="kind-tabs"] a[data-kind="extension"]`)))
+	if diff := cmp.Diff([]string{name}, tb.attrs(resultCards, "data-id")); diff != "" {
+		t.Fatalf("extension results (-want +got):\n%s", diff)
+	}
+	tb.follow("click the extension card", chromedp.Click(chromedp.CSS(resultCards+` .card-title a`)))
+	if got := eval[string](tb, `location.pathname`); got != "/extensions/"+name {
+		t.Errorf("path = %q, want /extensions/%s", got, name)
+	}
+	triggers := `[data-testid="extension-panel"] [data-testid="trigger-types"] li`
+	tb.do("show the triggers", chromedp.ScrollIntoView(chromedp.CSS(triggers)))
+	if diff := cmp.Diff(it.Extension.TriggerTypes, tb.visibleTexts(triggers)); diff != "" {
+		t.Errorf("trigger types (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Curupira extension"}, tb.texts(`[data-testid="package-header"] .pkg-kind`)); diff != "" {
+		t.Errorf("kind label (-want +got):\n%s", diff)
+	}
+}
