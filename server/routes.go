@@ -14,15 +14,18 @@ func (s *Server) routes() {
 	e := s.e
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
 	e.Use(middleware.RequestID())
+	e.Use(s.observeRequests)
 	e.Use(s.recoverPanics)
 	e.Use(s.logRequests)
 	e.Use(securityHeaders)
+	e.Use(s.limitRates)
 
 	auth := ingest.NewAuthenticator(s.svc.Store(), s.cfg.AdminSecret)
 	authed := s.requireAuth(auth)
 
 	e.GET("/healthz", s.handleHealth)
 	e.GET("/readyz", s.handleReady)
+	e.GET("/metrics", s.handleMetrics)
 
 	e.GET("/index.json", s.handleKandevIndex)
 	e.HEAD("/index.json", s.handleKandevIndex)

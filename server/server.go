@@ -27,6 +27,14 @@ type Config struct {
 	Reload func(ctx context.Context, actor string, force bool) error
 	// Ready reports readiness details for /readyz beyond the database and index.
 	ReadyDetail func() map[string]string
+	// Metrics is served at /metrics; nil makes a fresh one (then publishes and index
+	// builds are only counted if it is also the ingest.Config.Observer, so pass both).
+	Metrics *Metrics
+	// RateLimits are the per-client budgets for auth, publish and search.
+	RateLimits RateLimits
+	// ReadHeaderTimeout bounds how long a client may take to send its request headers
+	// (default 10 s): a slow-loris client is cut off.
+	ReadHeaderTimeout time.Duration
 }
 
 // OIDCExchanger trades a CI provider's identity token for a short-lived upload token.
@@ -41,6 +49,9 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 	now func() time.Time
+
+	metrics *Metrics
+	limits  *rateLimiters
 }
 
 // New builds a Server with every route registered.
@@ -48,9 +59,15 @@ func New(cfg Config, svc *ingest.Service, log *slog.Logger) *Server {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 100 << 20
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.ReadHeaderTimeout == 0 {
+		cfg.ReadHeaderTimeout = 10 * time.Second
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{e: e, svc: svc, cfg: cfg, log: log, now: time.Now}
+	s := &Server{e: e, svc: svc, cfg: cfg, log: log, now: time.Now, metrics: cfg.Metrics, limits: newRateLimiters(cfg.RateLimits)}
 	e.HTTPErrorHandler = s.handleError
 	s.routes()
 	return s
@@ -64,7 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       5 * time.Minute, // large uploads on slow links
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
