@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/verify"
+)
+
+const verifyUsage = `usage: registry verify FILE [--json]
+
+Checks a package (.tar.gz) offline, with exactly the checks the server runs on publish:
+safe unpacking and limits, checksums.txt, the manifest (manifest.yaml or
+curupira-extension.toml), and the file name (<id>-<version>.tar.gz) when FILE is so named.
+Prints the problems grouped by file and field, then a summary line; --json prints
+{"ok","id","version","kind","sha256","problems":[{"rule","path","file","message","severity"}]}.
+Exit status: 0 when valid (warnings allowed), 1 when invalid, 2 on usage or I/O errors.
+`
+
+// verifyResult is the --json document.
+type verifyResult struct {
+	OK       bool              `json:"ok"`
+	ID       string            `json:"id"`
+	Version  string            `json:"version"`
+	Kind     string            `json:"kind"`
+	SHA256   string            `json:"sha256"`
+	Problems []problem.Problem `json:"problems"`
+}
+
+// cmdVerify implements `registry verify FILE [--json]`.
+func cmdVerify(ctx context.Context, c *cli, args []string) int {
+	flags := c.flags("verify")
+	flags.Usage = func() { fmt.Fprint(c.stderr, verifyUsage) }
+	asJSON := flags.Bool("json", false, "print the report as JSON")
+	pos, err := parse(flags, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprint(c.stderr, verifyUsage)
+		return exitUsage
+	}
+	rep, err := verifyFile(ctx, pos[0])
+	if err != nil {
+		fmt.Fprintf(c.stderr, "registry verify: %v\n", err)
+		return exitUsage
+	}
+	if *asJSON {
+		err = writeVerifyJSON(c.stdout, rep)
+	} else {
+		err = writeVerifyText(c.stdout, pos[0], rep)
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "registry verify: %v\n", err)
+		return exitUsage
+	}
+	if !rep.OK() {
+		return exitInvalid
+	}
+	return exitOK
+}
+
+// verifyFile runs verify.Package on a file as the server runs it on an upload: default
+// limits, the file's base name as the package name.
+func verifyFile(ctx context.Context, path string) (*verify.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open package: %w", err)
+	}
+	defer f.Close()
+	rep, err := verify.Package(ctx, f, verify.Options{FileName: filepath.Base(path)})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
+}
+
+func writeVerifyJSON(w io.Writer, rep *verify.Report) error {
+	res := verifyResult{OK: rep.OK(), ID: rep.ID, Version: rep.Version, Kind: rep.Kind, SHA256: rep.SHA256, Problems: rep.Problems}
+	if res.Problems == nil {
+		res.Problems = []problem.Problem{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// writeVerifyText prints a header, the problems grouped by file then field, and a
+// summary line.
+func writeVerifyText(w io.Writer, path string, rep *verify.Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("%s\n", path)
+	ew.printf("  id %s, version %s, kind %s\n", orDash(rep.ID), orDash(rep.Version), orDash(rep.Kind))
+	ew.printf("  sha256 %s, %d bytes\n", orDash(rep.SHA256), rep.Size)
+	for _, g := range groupProblems(rep.Problems) {
+		ew.printf("\n%s\n", g.file)
+		for _, p := range g.problems {
+			where := ""
+			if p.Path != "" {
+				where = p.Path + ": "
+			}
+			ew.printf("  %s%s [%s] %s\n", where, p.Severity, p.Rule, p.Message)
+		}
+	}
+	verdict := "valid"
+	if !rep.OK() {
+		verdict = "invalid"
+	}
+	ew.printf("\n%s: %s, %s, %s\n", path, verdict, plural(len(rep.Problems.Errors()), "error"), plural(len(rep.Problems.Warnings()), "warning"))
+	return ew.err
+}
+
+type problemGroup struct {
+	file     string
+	problems problem.List
+}
+
+// groupProblems groups problems by file (package-wide ones first, under "(package)"),
+// files in name order, and within a file by field path, keeping the report's order
+// otherwise.
+func groupProblems(l problem.List) []problemGroup {
+	byFile := map[string]problem.List{}
+	for _, p := range l {
+		byFile[p.File] = append(byFile[p.File], p)
+	}
+	files := make([]string, 0, len(byFile))
+	for f := range byFile {
+		files = append(files, f)
+	}
+	sort.Strings(files) // "" (package-wide) sorts first
+	groups := make([]problemGroup, 0, len(files))
+	for _, f := range files {
+		ps := byFile[f]
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
+		name := f
+		if name == "" {
+			name = "(package)"
+		}
+		groups = append(groups, problemGroup{name, ps})
+	}
+	return groups
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// errWriter keeps the first write error so that printing stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
