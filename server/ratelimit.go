@@ -28,8 +28,9 @@ type RateLimits struct {
 	Publish int
 	// Search bounds GET /api/v1/plugins and the home page with a q. Default 600.
 	Search int
-	// TrustForwarded keys clients by X-Forwarded-For / X-Real-IP, for a registry behind a
-	// reverse proxy; otherwise by the connection's address, which a client cannot forge.
+	// TrustForwarded keys clients by X-Forwarded-For when the connection comes from a
+	// loopback or private address (a reverse proxy in front of the registry); otherwise
+	// by the connection's address, which a client cannot forge.
 	TrustForwarded bool
 	// MaxClients bounds the clients tracked per class (default 100,000); idle ones are
 	// forgotten first.
@@ -53,7 +54,7 @@ const (
 // rateLimiters holds one limiter per class; nil means the class is off.
 type rateLimiters struct {
 	auth, publish, search *limiter
-	trustForwarded        bool
+	forwarded             echo.IPExtractor // nil: the connection's address
 }
 
 func newRateLimiters(cfg RateLimits) *rateLimiters {
@@ -61,12 +62,15 @@ func newRateLimiters(cfg RateLimits) *rateLimiters {
 	if maxKeys <= 0 {
 		maxKeys = 100_000
 	}
-	return &rateLimiters{
-		auth:           newLimiter(perMinute(cfg.Auth, DefaultRateAuth), maxKeys),
-		publish:        newLimiter(perMinute(cfg.Publish, DefaultRatePublish), maxKeys),
-		search:         newLimiter(perMinute(cfg.Search, DefaultRateSearch), maxKeys),
-		trustForwarded: cfg.TrustForwarded,
+	rl := &rateLimiters{
+		auth:    newLimiter(perMinute(cfg.Auth, DefaultRateAuth), maxKeys),
+		publish: newLimiter(perMinute(cfg.Publish, DefaultRatePublish), maxKeys),
+		search:  newLimiter(perMinute(cfg.Search, DefaultRateSearch), maxKeys),
 	}
+	if cfg.TrustForwarded {
+		rl.forwarded = echo.ExtractIPFromXFFHeader() // trusts loopback, link-local and private proxies
+	}
+	return rl
 }
 
 func perMinute(v, def int) int {
@@ -119,27 +123,22 @@ func (l *limiter) bucketFor(key string, now time.Time) *rate.Limiter {
 	return b.lim
 }
 
-// sweep forgets buckets idle long enough to be full again; if that is not enough room,
-// it forgets the longest idle ones.
+// sweep forgets buckets idle long enough to be full again; if that does not free a tenth
+// of the room, it forgets others at random (so that a flood of new clients costs an
+// amortised constant, not a full scan per request).
 func (l *limiter) sweep(now time.Time) {
 	l.lastSweep = now
-	oldest, oldestKey := now, ""
 	for k, b := range l.buckets {
 		if now.Sub(b.seen) > l.idle {
 			delete(l.buckets, k)
-		} else if b.seen.Before(oldest) {
-			oldest, oldestKey = b.seen, k
 		}
 	}
-	for len(l.buckets) >= l.maxKeys {
-		if oldestKey == "" {
-			for k := range l.buckets {
-				oldestKey = k
-				break
-			}
+	target := l.maxKeys - max(1, l.maxKeys/10)
+	for k := range l.buckets {
+		if len(l.buckets) <= target {
+			break
 		}
-		delete(l.buckets, oldestKey)
-		oldestKey = ""
+		delete(l.buckets, k)
 	}
 }
 
@@ -227,13 +226,13 @@ func (rl *rateLimiters) classOf(c echo.Context) (string, *limiter) {
 // clientIP keys a client by address: the connection's unless forwarded headers are
 // trusted; an IPv6 address by its /64, which one host usually controls whole.
 func (rl *rateLimiters) clientIP(c echo.Context) string {
-	host := c.RealIP()
-	if !rl.trustForwarded {
-		h, _, err := net.SplitHostPort(c.Request().RemoteAddr)
-		if err != nil {
-			h = c.Request().RemoteAddr
-		}
+	var host string
+	if rl.forwarded != nil {
+		host = rl.forwarded(c.Request())
+	} else if h, _, err := net.SplitHostPort(c.Request().RemoteAddr); err == nil {
 		host = h
+	} else {
+		host = c.Request().RemoteAddr
 	}
 	ip := net.ParseIP(host)
 	if ip == nil {

@@ -1,0 +1,266 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pluginyard/registry/server"
+)
+
+// call is one request of a rate-limit scenario and the status it must get.
+type call struct {
+	method, path, token, ip string
+	want                    int
+}
+
+func (e *env) call(c call) response {
+	e.t.Helper()
+	var body io.Reader
+	if c.method == http.MethodPost {
+		body = strings.NewReader("{}")
+	}
+	req, err := http.NewRequest(c.method, e.srv.URL+c.path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.ip != "" {
+		req.Header.Set("X-Forwarded-For", c.ip)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return e.do(req)
+}
+
+func TestRateLimits(t *testing.T) {
+	const (
+		ip1, ip2 = "203.0.113.1", "203.0.113.2"
+		bad      = "not-a-real-token"
+		other    = "another-unknown-token"
+	)
+	tests := []struct {
+		name   string
+		limits server.RateLimits
+		calls  []call
+	}{
+		{"search API and home page with q share a per-IP budget", server.RateLimits{Search: 3}, []call{
+			{http.MethodGet, "/api/v1/plugins", "", "", 200},
+			{http.MethodGet, "/?q=hello", "", "", 200},
+			{http.MethodGet, "/", "", "", 200}, // no q: not a search
+			{http.MethodGet, "/api/v1/plugins?q=x", "", "", 200},
+			{http.MethodGet, "/api/v1/plugins", "", "", 429},
+			{http.MethodGet, "/?q=again", "", "", 429},
+			{http.MethodGet, "/index.json", "", "", 200},
+			{http.MethodGet, "/", "", "", 200},
+		}},
+		{"forwarded headers are ignored unless trusted", server.RateLimits{Search: 1}, []call{
+			{http.MethodGet, "/api/v1/plugins", "", ip1, 200},
+			{http.MethodGet, "/api/v1/plugins", "", ip2, 429},
+		}},
+		{"trusted forwarded headers key by client", server.RateLimits{Search: 1, TrustForwarded: true}, []call{
+			{http.MethodGet, "/api/v1/plugins", "", ip1, 200},
+			{http.MethodGet, "/api/v1/plugins", "", ip1, 429},
+			{http.MethodGet, "/api/v1/plugins", "", ip2, 200},
+		}},
+		{"publish is limited per IP and per token", server.RateLimits{Publish: 2, TrustForwarded: true}, []call{
+			{http.MethodPost, "/api/v1/packages", adminToken, ip1, 400}, // not multipart: through the limiter, refused by the handler
+			{http.MethodPost, "/api/v1/packages", adminToken, ip1, 400},
+			{http.MethodPost, "/api/v1/packages", adminToken, ip2, 429}, // the token's budget is spent
+			{http.MethodPost, "/api/v1/packages", "", ip1, 429},         // so is ip1's
+			{http.MethodPost, "/api/v1/packages", "", ip2, 401},         // ip2 still has its own
+			{http.MethodPost, "/api/v1/plugins/acme-hello/deprecate", "", ip2, 401},
+			{http.MethodPost, "/api/v1/plugins/acme-hello/deprecate", "", ip2, 429}, // writes share the budget
+		}},
+		{"failed tokens spend the auth budget, then tokens are refused", server.RateLimits{Auth: 2, TrustForwarded: true}, []call{
+			{http.MethodPost, "/api/v1/packages", bad, ip1, 401},
+			{http.MethodGet, "/api/v1/admin/audit", other, ip1, 401},
+			{http.MethodGet, "/api/v1/admin/audit", adminToken, ip1, 429},
+			{http.MethodGet, "/api/v1/plugins", "", ip1, 200}, // anonymous reads go on
+			{http.MethodGet, "/api/v1/admin/audit", adminToken, ip2, 200},
+		}},
+		{"OIDC exchanges spend the auth budget", server.RateLimits{Auth: 2, TrustForwarded: true}, []call{
+			{http.MethodPost, "/api/v1/auth/oidc", "", ip1, 404}, // trusted publishing is off here
+			{http.MethodPost, "/api/v1/auth/oidc", "", ip1, 404},
+			{http.MethodPost, "/api/v1/auth/oidc", "", ip1, 429},
+			{http.MethodPost, "/api/v1/auth/oidc", "", ip2, 404},
+		}},
+		{"a negative budget turns a class off", server.RateLimits{Search: -1}, []call{
+			{http.MethodGet, "/api/v1/plugins", "", "", 200},
+			{http.MethodGet, "/api/v1/plugins", "", "", 200},
+			{http.MethodGet, "/api/v1/plugins", "", "", 200},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnvWith(t, server.Config{RateLimits: tt.limits}, nil, true)
+			for i, c := range tt.calls {
+				r := e.call(c)
+				if r.Status != c.want {
+					t.Fatalf("call %d %s %s (ip %q): status %d, want %d: %s", i, c.method, c.path, c.ip, r.Status, c.want, r.Body)
+				}
+				if c.want == http.StatusTooManyRequests {
+					checkTooMany(t, r)
+				}
+			}
+		})
+	}
+}
+
+func checkTooMany(t *testing.T, r response) {
+	t.Helper()
+	if secs, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || secs < 1 || secs > 60 {
+		t.Errorf("Retry-After = %q, want whole seconds in [1, 60]", r.Header.Get("Retry-After"))
+	}
+	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		var body apiErr
+		r.json(t, &body)
+		if !strings.Contains(body.Error, "retry in") {
+			t.Errorf("429 body error = %q", body.Error)
+		}
+	}
+}
+
+func TestRateLimitedRequestsAreCounted(t *testing.T) {
+	e := newEnvWith(t, server.Config{RateLimits: server.RateLimits{Search: 1}}, nil, true)
+	e.get("/api/v1/plugins")
+	e.get("/api/v1/plugins")
+	got := e.metricLines("registry_rate_limited_total{", `registry_http_requests_total{method="GET",route="/api/v1/plugins"`)
+	want := []string{
+		`registry_http_requests_total{method="GET",route="/api/v1/plugins",status="200"} 1`,
+		`registry_http_requests_total{method="GET",route="/api/v1/plugins",status="429"} 1`,
+		`registry_rate_limited_total{class="search"} 1`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("metrics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// fakeOIDC accepts nothing; the body limit must answer before it is asked.
+type fakeOIDC struct{}
+
+func (fakeOIDC) Exchange(context.Context, string) (string, time.Time, []string, error) {
+	return "", time.Time{}, nil, errors.New("fake: never valid")
+}
+
+// TestBodyLimits sends an oversized body to every route that reads one, and fails when a
+// POST route is added without a case here.
+func TestBodyLimits(t *testing.T) {
+	e := newEnvWith(t, server.Config{OIDC: fakeOIDC{}, MaxBodyBytes: 1 << 20}, nil, true)
+	if r := e.publish(adminToken, "acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "Says hello")); r.Status != http.StatusCreated {
+		t.Fatalf("publish: %d %s", r.Status, r.Body)
+	}
+	bigJSON := `{"reason": "` + strings.Repeat("a", 200<<10) + `"}`
+	tests := []struct {
+		route, path string
+		body        []byte
+		contentType string
+		want        int
+	}{
+		{"/api/v1/packages", "/api/v1/packages", multipartOf(t, 2<<20), "", http.StatusRequestEntityTooLarge},
+		{"/api/v1/plugins/:id/versions/:version/yank", "/api/v1/plugins/acme-hello/versions/1.0.0/yank", []byte(bigJSON), "application/json", http.StatusBadRequest},
+		{"/api/v1/plugins/:id/deprecate", "/api/v1/plugins/acme-hello/deprecate", []byte(bigJSON), "application/json", http.StatusBadRequest},
+		{"/api/v1/auth/oidc", "/api/v1/auth/oidc", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusBadRequest},
+		// these read no body at all: a big one is left unread
+		{"/api/v1/plugins/:id/versions/:version/unyank", "/api/v1/plugins/acme-hello/versions/1.0.0/unyank", []byte(bigJSON), "application/json", http.StatusOK},
+		{"/api/v1/admin/reload", "/api/v1/admin/reload", []byte(bigJSON), "application/json", http.StatusNotFound},
+	}
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		covered[tt.route] = true
+		t.Run(tt.route, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, e.srv.URL+tt.path, bytes.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct := tt.contentType
+			if ct == "" {
+				ct = "multipart/form-data; boundary=" + testBoundary
+			}
+			req.Header.Set("Content-Type", ct)
+			req.Header.Set("Authorization", "Bearer "+adminToken)
+			if r := e.do(req); r.Status != tt.want {
+				t.Errorf("status %d, want %d: %.200s", r.Status, tt.want, r.Body)
+			}
+		})
+	}
+	for _, rt := range e.routes() {
+		if rt.Method == http.MethodPost && !covered[rt.Path] {
+			t.Errorf("POST %s has no body-limit case", rt.Path)
+		}
+	}
+}
+
+const testBoundary = "limit-test-boundary"
+
+// multipartOf is a "package" file field of n bytes.
+func multipartOf(t *testing.T, n int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("--" + testBoundary + "\r\nContent-Disposition: form-data; name=\"package\"; filename=\"acme-hello-9.0.0.tar.gz\"\r\n" +
+		"Content-Type: application/gzip\r\n\r\n")
+	b.Write(bytes.Repeat([]byte{0x1f}, n))
+	b.WriteString("\r\n--" + testBoundary + "--\r\n")
+	return b.Bytes()
+}
+
+// TestSlowHeadersAreCutOff trickles request headers one line at a time; the server must
+// close the connection (ReadHeaderTimeout) long before the client would have finished,
+// while a normal client is still served.
+func TestSlowHeadersAreCutOff(t *testing.T) {
+	e := newEnvWith(t, server.Config{}, nil, true)
+	srv := server.New(server.Config{PublicURL: "http://x", ReadHeaderTimeout: 100 * time.Millisecond}, e.svc,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	res, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %d", res.StatusCode)
+	}
+
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	closed := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, conn) // returns when the server closes the connection
+		close(closed)
+	}()
+	const lines = 400 // 400 × 25 ms = 10 s of trickling, 100× the timeout
+	if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range lines {
+		select {
+		case <-closed:
+			return
+		case <-time.After(25 * time.Millisecond):
+		}
+		if _, err := io.WriteString(conn, "X-Slow-"+strconv.Itoa(i)+": 1\r\n"); err != nil {
+			return // the server hung up
+		}
+	}
+	t.Fatalf("the server still read headers after %d trickled lines", lines)
+}
