@@ -38,30 +38,56 @@ type registry struct {
 	Svc  *ingest.Service
 }
 
-// chromiumPath finds the browser: $CHROMIUM_PATH, else chromium on $PATH, else
-// /usr/bin/chromium. When there is none, the test skips, or fails under CI=true.
-func chromiumPath(t *testing.T) string {
+// chromiumMissing is the message of a skipped (or, under CI=true, failed) browser test.
+const chromiumMissing = "chromium not found: apt-get install chromium, or set CHROMIUM_PATH"
+
+// skipFataler is the part of testing.TB that requireChromium uses.
+type skipFataler interface {
+	Helper()
+	Skip(args ...any)
+	Fatal(args ...any)
+}
+
+// host is how requireChromium sees the machine.
+type host struct {
+	getenv   func(string) string
+	lookPath func(string) (string, error)
+	isFile   func(string) bool
+}
+
+// osHost is the real machine.
+func osHost() host {
+	return host{getenv: os.Getenv, lookPath: exec.LookPath, isFile: func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && !fi.IsDir()
+	}}
+}
+
+// requireChromium finds the browser: $CHROMIUM_PATH, else chromium on $PATH, else
+// /usr/bin/chromium. When there is none the test skips, or fails under CI=true; a
+// $CHROMIUM_PATH that names no file always fails.
+func requireChromium(t skipFataler, h host) string {
 	t.Helper()
-	candidates := []string{os.Getenv("CHROMIUM_PATH")}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			candidates = append(candidates, p)
+	if p := h.getenv("CHROMIUM_PATH"); p != "" {
+		if h.isFile(p) {
+			return p
 		}
+		t.Fatal("CHROMIUM_PATH=" + p + ": no such file; unset it or point it at the chromium binary")
+		return ""
 	}
-	candidates = append(candidates, "/usr/bin/chromium")
-	for _, p := range candidates {
-		if p == "" {
-			continue
-		}
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := h.lookPath(name); err == nil {
 			return p
 		}
 	}
-	const msg = "chromium not found: apt-get install chromium, or set CHROMIUM_PATH"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + " (CI=true: browser tests must run)")
+	if h.isFile("/usr/bin/chromium") {
+		return "/usr/bin/chromium"
 	}
-	t.Skip(msg)
+	if h.getenv("CI") == "true" {
+		t.Fatal(chromiumMissing + " (CI=true: the browser tests must run, not skip)")
+		return ""
+	}
+	t.Skip(chromiumMissing)
 	return ""
 }
 

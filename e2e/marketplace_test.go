@@ -31,7 +31,7 @@ func (s *suite) tab(t *testing.T) *tab {
 // TestMarketplace starts one registry with the bundled examples and one chromium, then
 // walks the pages the way people do. Every subtest saves a full-page screenshot.
 func TestMarketplace(t *testing.T) {
-	bin := chromiumPath(t)
+	bin := requireChromium(t, osHost())
 	s := &suite{reg: startRegistry(t)}
 	s.browser = startBrowser(t, bin)
 	tests := []struct {
