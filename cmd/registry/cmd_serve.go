@@ -79,6 +79,8 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	metrics := server.NewMetrics()
+	icfg.Observer = metrics
 	svc := ingest.New(st, list, icfg, log)
 	if cfg.Demo {
 		if err := publishDemo(ctx, c, st, svc); err != nil {
@@ -90,7 +92,8 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	}
 	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log}
 	srv := server.New(server.Config{PublicURL: cfg.PublicURL, AdminSecret: cfg.AdminToken, SiteName: cfg.SiteName,
-		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail}, svc, log)
+		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail,
+		Metrics: metrics, RateLimits: cfg.rateLimits()}, svc, log)
 
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)

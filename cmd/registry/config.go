@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pluginyard/registry/server"
 )
 
 // Config is everything `registry serve` is told, from flags over environment over defaults.
@@ -37,6 +39,13 @@ type Config struct {
 	SyncInterval time.Duration
 
 	LogFormat string
+
+	// Rate limits in requests per minute per client (IP, and token where one is sent);
+	// 0 turns a class off.
+	RateAuth    int
+	RatePublish int
+	RateSearch  int
+	TrustProxy  bool
 }
 
 // bindServeFlags declares serve's flags with environment-variable defaults.
@@ -57,6 +66,10 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	fs.StringVar(&cfg.GitHubAPI, "github-api", envDefault(c, "REGISTRY_GITHUB_API", "https://api.github.com"), "GitHub API base for pull sync (REGISTRY_GITHUB_API)")
 	fs.DurationVar(&cfg.SyncInterval, "sync-interval", envDuration(c, "REGISTRY_SYNC_INTERVAL", 15*time.Minute), "pull sync interval; 0 disables (REGISTRY_SYNC_INTERVAL)")
 	fs.StringVar(&cfg.LogFormat, "log-format", envDefault(c, "REGISTRY_LOG_FORMAT", "text"), "text or json (REGISTRY_LOG_FORMAT)")
+	fs.IntVar(&cfg.RateAuth, "rate-auth", int(envInt64(c, "REGISTRY_RATE_AUTH", server.DefaultRateAuth)), "OIDC exchanges and failed token attempts per minute per IP; 0 disables (REGISTRY_RATE_AUTH)")
+	fs.IntVar(&cfg.RatePublish, "rate-publish", int(envInt64(c, "REGISTRY_RATE_PUBLISH", server.DefaultRatePublish)), "publishes and other writes per minute per IP and per token; 0 disables (REGISTRY_RATE_PUBLISH)")
+	fs.IntVar(&cfg.RateSearch, "rate-search", int(envInt64(c, "REGISTRY_RATE_SEARCH", server.DefaultRateSearch)), "searches per minute per IP and per token; 0 disables (REGISTRY_RATE_SEARCH)")
+	fs.BoolVar(&cfg.TrustProxy, "trust-proxy", envDefault(c, "REGISTRY_TRUST_PROXY", "") == "true", "rate-limit by X-Forwarded-For from loopback/private proxies (REGISTRY_TRUST_PROXY=true)")
 	cfg.AdminToken = strings.TrimSpace(c.getenv("REGISTRY_ADMIN_TOKEN"))
 	cfg.GitHubToken = strings.TrimSpace(c.getenv("REGISTRY_GITHUB_TOKEN"))
 }
@@ -100,6 +113,14 @@ func (cfg *Config) validate() error {
 	if cfg.MaxBodyBytes < 1<<20 {
 		errs = append(errs, fmt.Errorf("--max-body %d: must be at least 1 MiB (1048576)", cfg.MaxBodyBytes))
 	}
+	for _, r := range []struct {
+		flag string
+		v    int
+	}{{"--rate-auth", cfg.RateAuth}, {"--rate-publish", cfg.RatePublish}, {"--rate-search", cfg.RateSearch}} {
+		if r.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %d: expected requests per minute, or 0 to turn the limit off", r.flag, r.v))
+		}
+	}
 	if cfg.OIDCAudience == "" {
 		cfg.OIDCAudience = cfg.PublicURL
 	}
@@ -115,6 +136,18 @@ func (cfg *Config) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// rateLimits maps the flags to the server's budgets, where 0 means off.
+func (cfg *Config) rateLimits() server.RateLimits {
+	off := func(v int) int {
+		if v == 0 {
+			return -1
+		}
+		return v
+	}
+	return server.RateLimits{Auth: off(cfg.RateAuth), Publish: off(cfg.RatePublish), Search: off(cfg.RateSearch),
+		TrustForwarded: cfg.TrustProxy}
 }
 
 // checkWritableDir creates dir if needed and proves it is writable.
