@@ -125,7 +125,7 @@ func unlisted(repository string) *Refusal {
 		"Ask the registry's curators to add one (id or name, repo: %s), then reload (POST /api/v1/admin/reload or SIGHUP)",
 		repository, repository, repository)
 	return refuse(ErrForbidden, problem.List{{Rule: "oidc.repository.unlisted", Path: "repository", Severity: problem.Error, Message: msg}},
-		"%s", msg)
+		"repository %s is not listed in this registry's plugins.yaml", repository)
 }
 
 // PinSubject is the pin subject of a repository used for trusted publishing:
@@ -156,7 +156,7 @@ func (tp *TrustedPublishing) checkPin(ctx context.Context, c *actionsClaims) err
 	if len(probs) == 0 {
 		return nil
 	}
-	return refuse(ErrForbidden, probs, "the identity of repository %s changed since it was pinned: %s", c.Repository, probs[0].Message)
+	return refuse(ErrForbidden, probs, "the identity of repository %s changed since it was pinned as %s", c.Repository, subject)
 }
 
 func identityChanged(pin *store.Pin, subject, claim, what, want, got string) problem.Problem {

@@ -139,12 +139,10 @@ func printProblems(w io.Writer, probs problem.List) {
 		byFile[p.File] = append(byFile[p.File], p)
 	}
 	sort.Strings(files)
-	for _, f := range files {
-		name := f
-		if name == "" {
-			name = "(package)"
+	for _, f := range files { // "" sorts first: problems of no file, without a heading
+		if f != "" {
+			fmt.Fprintf(w, "%s:\n", f)
 		}
-		fmt.Fprintf(w, "%s:\n", name)
 		list := byFile[f]
 		sort.SliceStable(list, func(i, j int) bool { return list[i].Path < list[j].Path })
 		for _, p := range list {

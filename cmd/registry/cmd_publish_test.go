@@ -144,7 +144,8 @@ const (
 	publishRefusals = `{"error":"the package is invalid: 3 problem(s)","problems":[
 		{"rule":"manifest.version","path":"version","file":"manifest.yaml","message":"expected semver, found \"v1\"","severity":"error"},
 		{"rule":"checksums.mismatch","path":"","file":"checksums.txt","message":"sha256 of server/plugin differs","severity":"error"},
-		{"rule":"manifest.id","path":"id","file":"manifest.yaml","message":"expected lowercase, found \"Hello\"","severity":"error"}]}`
+		{"rule":"manifest.id","path":"id","file":"manifest.yaml","message":"expected lowercase, found \"Hello\"","severity":"error"},
+		{"rule":"registry.kind","path":"kind","message":"plugins.yaml lists a canvas","severity":"error"}]}`
 )
 
 func TestPublishAnswers(t *testing.T) {
@@ -166,6 +167,7 @@ func TestPublishAnswers(t *testing.T) {
 			nil},
 		{"refused with problems", http.StatusUnprocessableEntity, publishRefusals, exitInvalid, nil,
 			[]string{"registry publish: publish refused (HTTP 422): the package is invalid: 3 problem(s)\n" +
+				"  kind: error [registry.kind] plugins.yaml lists a canvas\n" +
 				"checksums.txt:\n  error [checksums.mismatch] sha256 of server/plugin differs\n" +
 				"manifest.yaml:\n  id: error [manifest.id] expected lowercase, found \"Hello\"\n  version: error [manifest.version] expected semver, found \"v1\"\n"}},
 		{"bad token", http.StatusUnauthorized, `{"error":"invalid, expired or revoked token"}`, exitInvalid, nil,
