@@ -19,7 +19,6 @@ package pull
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -374,14 +373,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// isTransient reports whether err may go away by itself (network, timeouts, GitHub 5xx).
-func isTransient(err error) bool {
-	var se *StatusError
-	if errors.As(err, &se) {
-		return se.Status >= 500 || se.Status == http.StatusRequestTimeout
-	}
-	var tl *TooLargeError
-	return !errors.As(err, &tl)
 }

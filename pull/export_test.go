@@ -1,0 +1,9 @@
+package pull
+
+import "time"
+
+// SetNow replaces the clock of a Syncer and its client.
+func SetNow(s *Syncer, now func() time.Time) {
+	s.now = now
+	s.gh.now = now
+}
