@@ -91,9 +91,13 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 		return err
 	}
 	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log}
+	var oidcExchanger server.OIDCExchanger
+	if cfg.OIDCIssuer != "off" {
+		oidcExchanger = ingest.NewTrustedPublishing(ctx, st, svc.List, cfg.OIDCIssuer, cfg.OIDCAudience, log)
+	}
 	srv := server.New(server.Config{PublicURL: cfg.PublicURL, AdminSecret: cfg.AdminToken, SiteName: cfg.SiteName,
 		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail,
-		Metrics: metrics, RateLimits: cfg.rateLimits()}, svc, log)
+		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger}, svc, log)
 
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
