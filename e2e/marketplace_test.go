@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/google/go-cmp/cmp"
@@ -47,6 +49,7 @@ func TestMarketplace(t *testing.T) {
 		{"keyboard", testKeyboard},
 		{"canvas-previews", testCanvasPreviews},
 		{"extension-triggers", testExtensionTriggers},
+		{"contrast", testContrast},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
@@ -449,5 +452,52 @@ func testExtensionTriggers(t *testing.T, s *suite) {
 	}
 	if diff := cmp.Diff([]string{"Curupira extension"}, tb.texts(`[data-testid="package-header"] .pkg-kind`)); diff != "" {
 		t.Errorf("kind label (-want +got):\n%s", diff)
+	}
+}
+
+// contrast is the WCAG contrast ratio of one element's text against the first opaque
+// background behind it.
+type contrast struct {
+	Selector string  `json:"selector"`
+	Ratio    float64 `json:"ratio"`
+}
+
+// contrastJS measures every selector's first match; it walks up the ancestors for the
+// background, and the page background counts as the last one.
+const contrastJS = `((sels) => {
+	const rgb = c => (c.match(/[\d.]+/g) || []).map(Number);
+	const lum = ([r, g, b]) => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+		return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+	const bg = e => { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || c[3] > 0.5) return c; }
+		return rgb(getComputedStyle(document.documentElement).backgroundColor); };
+	return sels.map(s => { const e = document.querySelector(s); if (!e) return {selector: s, ratio: 0};
+		const a = lum(rgb(getComputedStyle(e).color)), b = lum(bg(e));
+		return {selector: s, ratio: Math.round(100 * (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) / 100}; });
+})`
+
+func testContrast(t *testing.T, s *suite) {
+	texts := []string{"h1", ".site-nav a", `[data-testid="card"] .card-title a`, ".card-author", ".card-desc",
+		".kind-chip", `[data-testid="category-link"]`, `[data-testid="search-form"] button[type="submit"]`, ".site-footer p"}
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			tb := s.tab(t)
+			if _, err := chromedp.Call(tb.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+			}); err != nil {
+				t.Fatalf("emulate prefers-color-scheme: %s: %v", scheme, err)
+			}
+			tb.open("/")
+			if got := eval[bool](tb, `matchMedia("(prefers-color-scheme: `+scheme+`)").matches`); !got {
+				t.Fatalf("the page does not see prefers-color-scheme: %s", scheme)
+			}
+			arg, _ := json.Marshal(texts)
+			got := eval[[]contrast](tb, contrastJS+`(`+string(arg)+`)`)
+			t.Logf("contrast ratios: %v", got)
+			for _, c := range got {
+				if c.Ratio < 4.5 {
+					t.Errorf("%s: text contrast %.2f:1, want at least 4.5:1 (0 means the element is missing)", c.Selector, c.Ratio)
+				}
+			}
+		})
 	}
 }
