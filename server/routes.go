@@ -50,6 +50,7 @@ func (s *Server) routes() {
 	admin.GET("/audit", s.handleAudit)
 	admin.POST("/reload", s.handleReload)
 	admin.GET("/index", s.handleIndexStatus)
+	admin.GET("/sync", s.handleSyncStatus)
 
 	e.GET("/", s.handleHome)
 	e.GET("/plugins/:id", s.handlePluginPage)

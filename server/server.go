@@ -27,6 +27,8 @@ type Config struct {
 	Reload func(ctx context.Context, actor string, force bool) error
 	// Ready reports readiness details for /readyz beyond the database and index.
 	ReadyDetail func() map[string]string
+	// Sync, when set, is the background pull sync shown at GET /api/v1/admin/sync.
+	Sync SyncStatus
 	// Metrics is served at /metrics; nil makes a fresh one (then publishes and index
 	// builds are only counted if it is also the ingest.Config.Observer, so pass both).
 	Metrics *Metrics
