@@ -72,7 +72,7 @@ func Home(p HomePage) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"wrap\"><section class=\"hero\" aria-labelledby=\"search-heading\"><h1 id=\"search-heading\">Find a plugin</h1><p>Plugins and canvases for Kandev, trigger extensions for Curupira. Every package is checked and its signer verified before it is listed.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"wrap\"><section class=\"hero\" aria-labelledby=\"search-heading\"><h1 id=\"search-heading\">Find a plugin</h1><p>Plugins and canvases for Kandev, trigger extensions for Curupira. Every package is checked, and any signature verified against its repository, before it is listed.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
