@@ -95,16 +95,21 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if cfg.OIDCIssuer != "off" {
 		oidcExchanger = ingest.NewTrustedPublishing(ctx, st, svc.List, cfg.OIDCIssuer, cfg.OIDCAudience, log)
 	}
+	syncStatus, runSync, err := backgroundSync(cfg, svc, log)
+	if err != nil {
+		return err
+	}
 	srv := server.New(server.Config{PublicURL: cfg.PublicURL, AdminSecret: cfg.AdminToken, SiteName: cfg.SiteName,
 		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail,
-		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger}, svc, log)
+		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus}, svc, log)
 
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); svc.Run(runCtx, 5*time.Second) }()
 	go func() { defer wg.Done(); reloader.onSIGHUP(runCtx) }()
+	go func() { defer wg.Done(); runSync(runCtx) }()
 
 	fmt.Fprintf(c.stdout, "registry serving %s (listening on %s, data in %s)\n  marketplace: %s/\n  Kandev source: %s/index.json\n",
 		cfg.PublicURL, ln.Addr(), cfg.DataDir, cfg.PublicURL, cfg.PublicURL)

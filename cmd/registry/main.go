@@ -33,6 +33,7 @@ func commands() map[string]command {
 		"export":          {cmdExport, "write a static mirror (index.json, packages, icons) for a CDN"},
 		"backup":          {cmdBackup, "write a consistent snapshot of the database"},
 		"restore":         {cmdRestore, "restore a database snapshot into a data directory"},
+		"sync":            {cmdSync, "pull the latest GitHub release of every listed repository (--once: one round)"},
 	}
 }
 
