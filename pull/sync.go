@@ -24,6 +24,8 @@ const Actor = "sync"
 type Config struct {
 	Client   ClientConfig
 	MaxAsset int64 // largest package downloaded (default 100 MiB)
+	// Progress, when set, is called with each repository's result as the round goes.
+	Progress func(Result)
 }
 
 // Syncer pulls the latest GitHub release of every repository the curated list names and
@@ -36,6 +38,7 @@ type Syncer struct {
 	log      *slog.Logger
 	now      func() time.Time
 	maxAsset int64
+	progress func(Result)
 
 	mu sync.Mutex // one round at a time
 }
@@ -49,7 +52,7 @@ func New(svc *ingest.Service, cfg Config, log *slog.Logger) (*Syncer, error) {
 	if cfg.MaxAsset <= 0 {
 		cfg.MaxAsset = DefaultMaxAsset
 	}
-	return &Syncer{svc: svc, st: svc.Store(), gh: gh, log: log, maxAsset: cfg.MaxAsset,
+	return &Syncer{svc: svc, st: svc.Store(), gh: gh, log: log, maxAsset: cfg.MaxAsset, progress: cfg.Progress,
 		now: func() time.Time { return time.Now().UTC() }}, nil
 }
 
@@ -108,15 +111,20 @@ func (s *Syncer) Round(ctx context.Context) Summary {
 		if ctx.Err() != nil {
 			break
 		}
-		if !until.IsZero() {
-			sum.add(Result{Repo: t.repo, Outcome: store.SyncRateLimited, RateLimitedUntil: until, NotChecked: true})
-			continue
+		var r Result
+		if until.IsZero() {
+			var changed bool
+			r, changed = s.checkRepo(ctx, t, prev[t.key])
+			dirty = dirty || changed
+			if r.Outcome == store.SyncRateLimited {
+				until = r.RateLimitedUntil
+			}
+		} else {
+			r = Result{Repo: t.repo, Outcome: store.SyncRateLimited, RateLimitedUntil: until, NotChecked: true}
 		}
-		r, changed := s.checkRepo(ctx, t, prev[t.key])
-		if r.Outcome == store.SyncRateLimited {
-			until = r.RateLimitedUntil
+		if s.progress != nil && ctx.Err() == nil {
+			s.progress(r)
 		}
-		dirty = dirty || changed
 		sum.add(r)
 	}
 	if dirty {
