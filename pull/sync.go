@@ -383,7 +383,9 @@ func (s *Syncer) finish(ctx context.Context, c *check) {
 
 func (s *Syncer) logResult(r Result) {
 	switch r.Outcome {
-	case store.SyncPublished, store.SyncUnchanged:
+	case store.SyncUnchanged:
+		s.log.Debug("sync", "result", r.String())
+	case store.SyncPublished:
 		s.log.Info("sync", "result", r.String())
 	default:
 		s.log.Warn("sync", "result", r.String())
