@@ -7,6 +7,7 @@ CREATE TABLE sync_state (
     release_etag       TEXT    NOT NULL DEFAULT '',  -- of the last releases/latest answer
     repo_etag          TEXT    NOT NULL DEFAULT '',  -- of the last repos/{owner}/{repo} answer
     tag                TEXT    NOT NULL DEFAULT '',  -- the latest release's tag when last seen
+    ids                TEXT    NOT NULL DEFAULT '[]' CHECK (json_valid(ids)),  -- listed ids release_etag was checked for
     repository_id      TEXT    NOT NULL DEFAULT '',  -- GitHub ids last seen, compared with the pin
     owner_id           TEXT    NOT NULL DEFAULT '',
     full_name          TEXT    NOT NULL DEFAULT '',  -- owner/name as GitHub answered (a rename shows here)

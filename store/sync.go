@@ -24,6 +24,7 @@ type SyncState struct {
 	ReleaseETag      string     `json:"release_etag,omitempty"`
 	RepoETag         string     `json:"repo_etag,omitempty"`
 	Tag              string     `json:"tag,omitempty"`
+	IDs              []string   `json:"ids"` // the listed ids ReleaseETag was checked for
 	RepositoryID     string     `json:"repository_id,omitempty"`
 	OwnerID          string     `json:"owner_id,omitempty"`
 	FullName         string     `json:"full_name,omitempty"`
@@ -37,7 +38,7 @@ type SyncState struct {
 	RateLimitedUntil *time.Time `json:"rate_limited_until,omitempty"`
 }
 
-const syncColumns = `repo, release_etag, repo_etag, tag, repository_id, owner_id, full_name, stars, pushed_at,
+const syncColumns = `repo, release_etag, repo_etag, tag, ids, repository_id, owner_id, full_name, stars, pushed_at,
 	checked_at, outcome, error, rules, published, rate_limited_until`
 
 // SyncState returns the state of one repository (key as in SyncState.Repo), or ErrNotFound.
@@ -78,14 +79,18 @@ func (s *Store) PutSyncState(ctx context.Context, st SyncState) error {
 	if err != nil {
 		return fmt.Errorf("store: sync state %s: %w", st.Repo, err)
 	}
+	ids, err := json.Marshal(nonNilStrings(st.IDs))
+	if err != nil {
+		return fmt.Errorf("store: sync state %s: %w", st.Repo, err)
+	}
 	var stars sql.NullInt64
 	if st.Stars != nil {
 		stars = sql.NullInt64{Int64: int64(*st.Stars), Valid: true}
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sync_state (`+syncColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			st.Repo, st.ReleaseETag, st.RepoETag, st.Tag, st.RepositoryID, st.OwnerID, st.FullName, stars,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			st.Repo, st.ReleaseETag, st.RepoETag, st.Tag, string(ids), st.RepositoryID, st.OwnerID, st.FullName, stars,
 			nullStamp(st.PushedAt), st.CheckedAt.UTC().Format(time.RFC3339), st.Outcome, st.Error,
 			string(rules), string(published), nullStamp(st.RateLimitedUntil))
 		if err != nil {
@@ -97,13 +102,13 @@ func (s *Store) PutSyncState(ctx context.Context, st SyncState) error {
 
 func scanSyncState(sc scanner) (*SyncState, error) {
 	var (
-		st               SyncState
-		stars            sql.NullInt64
-		pushed, limited  sql.NullString
-		checked          string
-		rules, published string
+		st                    SyncState
+		stars                 sql.NullInt64
+		pushed, limited       sql.NullString
+		checked               string
+		rules, published, ids string
 	)
-	err := sc.Scan(&st.Repo, &st.ReleaseETag, &st.RepoETag, &st.Tag, &st.RepositoryID, &st.OwnerID, &st.FullName,
+	err := sc.Scan(&st.Repo, &st.ReleaseETag, &st.RepoETag, &st.Tag, &ids, &st.RepositoryID, &st.OwnerID, &st.FullName,
 		&stars, &pushed, &checked, &st.Outcome, &st.Error, &rules, &published, &limited)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -121,6 +126,9 @@ func scanSyncState(sc scanner) (*SyncState, error) {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(published), &st.Published); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(ids), &st.IDs); err != nil {
 		return nil, err
 	}
 	return &st, nil
