@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pluginyard/registry/examples"
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/verify"
+)
+
+// mustDemoStore makes a data directory with the examples published.
+func mustDemoStore(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "data")
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, probs, err := index.LoadList("../../plugins.yaml")
+	if err != nil || probs.HasErrors() {
+		t.Fatal(err, probs)
+	}
+	svc := ingest.New(st, l, ingest.Config{PublicURL: "http://x", Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, slog.New(slog.DiscardHandler))
+	var buf bytes.Buffer
+	if err := examples.Pack("hello-managed", &buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Publish(ctx, ingest.PublishInput{Package: &buf, Actor: ingest.Actor{Name: "t", Admin: true}}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestTokenCreateListRevoke(t *testing.T) {
+	dir := mustDemoStore(t)
+	ctx := context.Background()
+	c, out, errOut := testCLI(nil)
+	if code := cmdToken(ctx, c, []string{"create", "--publisher", "acme", "--expires", "90d", "--data", dir}); code != exitOK {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	secret := strings.TrimSpace(out.String())
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, err := ingest.NewAuthenticator(st, "").Authenticate(ctx, secret)
+	if err != nil || a.Publisher != "acme" {
+		t.Fatalf("new token does not authenticate: %+v %v", a, err)
+	}
+	c, out, _ = testCLI(nil)
+	if code := cmdToken(ctx, c, []string{"list", "--data", dir}); code != exitOK || !strings.Contains(out.String(), "acme") {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	id := strings.Fields(strings.Split(out.String(), "\n")[1])[0]
+	c, _, errOut = testCLI(nil)
+	if code := cmdToken(ctx, c, []string{"revoke", id, "--data", dir}); code != exitOK {
+		t.Fatalf("revoke: %d %s", code, errOut)
+	}
+	if _, err := ingest.NewAuthenticator(st, "").Authenticate(ctx, secret); err == nil {
+		t.Fatal("revoked token still authenticates")
+	}
+	log, _ := st.AuditLog(ctx, 10, 0)
+	var actions []string
+	for _, e := range log {
+		actions = append(actions, e.Action)
+	}
+	if !strings.Contains(strings.Join(actions, " "), "token.revoke token.create") {
+		t.Errorf("audit actions = %v", actions)
+	}
+	c, _, _ = testCLI(nil)
+	if code := cmdToken(ctx, c, []string{"create", "--data", dir}); code != exitUsage {
+		t.Errorf("create without --publisher: %d", code)
+	}
+}
+
+func TestBackupRestore(t *testing.T) {
+	dir := mustDemoStore(t)
+	ctx := context.Background()
+	snap := filepath.Join(t.TempDir(), "snap.db")
+	c, _, errOut := testCLI(nil)
+	if code := cmdBackup(ctx, c, []string{"--data", dir, "--out", snap}); code != exitOK {
+		t.Fatalf("backup: %d %s", code, errOut)
+	}
+	if code := cmdBackup(ctx, c, []string{"--data", dir, "--out", snap}); code != exitInvalid {
+		t.Errorf("backup over an existing file: %d", code)
+	}
+	target := filepath.Join(t.TempDir(), "restored")
+	c, out, errOut := testCLI(nil)
+	if code := cmdRestore(ctx, c, []string{"--data", target, snap}); code != exitOK {
+		t.Fatalf("restore: %d %s", code, errOut)
+	}
+	if !strings.Contains(out.String(), "missing") {
+		t.Errorf("restore without blobs did not warn: %s", out)
+	}
+	st, err := store.Open(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rel, err := st.Release(ctx, "hello-managed", "1.0.0")
+	if err != nil || rel.SHA256 == "" {
+		t.Fatalf("restored release: %+v %v", rel, err)
+	}
+	c, _, _ = testCLI(nil)
+	if code := cmdRestore(ctx, c, []string{"--data", target, snap}); code != exitInvalid {
+		t.Errorf("restore over a live database without --force: %d", code)
+	}
+}
