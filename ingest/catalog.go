@@ -27,6 +27,7 @@ type Document struct {
 	Gzip         []byte
 	ETag         string
 	LastModified time.Time
+	File         string // Body on disk, for zero-copy serving; "" when only in memory
 }
 
 // Documents are the index documents of one rebuild.
@@ -175,6 +176,7 @@ func (s *Service) rebuild(ctx context.Context, force bool) (err error) {
 	if err := s.store.ReplaceSearch(ctx, searchDocs(cat)); err != nil {
 		return err
 	}
+	s.writeDocFiles(docs)
 	s.catalog.Store(cat)
 	s.docs.Store(docs)
 	s.refusal.Store(nil)

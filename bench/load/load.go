@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,8 +159,7 @@ func measureIndex(ctx context.Context, o options, u string, size int) *stats {
 // mixed is the outcome of the mixed phase.
 type mixed struct {
 	kinds       map[string]*stats
-	peakRSS     int64 // bytes, VmHWM of this process (registry and load generator)
-	peakHeap    uint64
+	peakRSS     int64 // bytes, VmHWM of the registry process
 	publishTime time.Duration
 }
 
@@ -178,7 +176,6 @@ func mixedLoad(ctx context.Context, o options, reg *registry) (*mixed, error) {
 	m := &mixed{}
 	c := newClient(o.clients)
 	defer c.CloseIdleConnections()
-	stopMem := sampleHeap(&m.peakHeap)
 	pub := &stats{}
 	pubDone := make(chan struct{})
 	pctx, cancel := context.WithTimeout(ctx, o.duration)
@@ -197,10 +194,9 @@ func mixedLoad(ctx context.Context, o options, reg *registry) (*mixed, error) {
 		}
 	})
 	<-pubDone
-	stopMem()
 	pub.elapsed = o.duration
 	m.kinds["publish"] = pub
-	m.peakRSS = peakRSS()
+	m.peakRSS = peakRSS(reg.pid)
 	return m, nil
 }
 
@@ -249,31 +245,9 @@ func postPackage(ctx context.Context, c *http.Client, base, name string, data []
 	return res.StatusCode, err
 }
 
-// sampleHeap records the peak HeapInuse every 50 ms until the returned func is called.
-func sampleHeap(peak *uint64) func() {
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			*peak = max(*peak, ms.HeapInuse)
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { close(done); <-stopped }
-}
-
-// peakRSS reads VmHWM from /proc/self/status (0 where unavailable).
-func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+// peakRSS reads a process's VmHWM from /proc (0 where unavailable).
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
@@ -309,8 +283,7 @@ func printMixed(out io.Writer, m *mixed) {
 	}
 	fmt.Fprintf(out, "  reads total %d req, %.0f req/s, p50 %s, p99 %s; errors (not 429) %d\n", total.n, total.rps(),
 		total.pct(0.50).Round(time.Microsecond), total.pct(0.99).Round(time.Microsecond), m.errors())
-	fmt.Fprintf(out, "  peak RSS %.0f MiB (registry + load generator, one process), peak heap in use %.0f MiB\n",
-		float64(m.peakRSS)/(1<<20), float64(m.peakHeap)/(1<<20))
+	fmt.Fprintf(out, "  peak RSS of the registry process %.0f MiB\n", float64(m.peakRSS)/(1<<20))
 }
 
 func errNote(s *stats) string {

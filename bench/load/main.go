@@ -1,7 +1,8 @@
 // Command load is the registry's load script. On loopback only, bounded by request count
 // and by time, it
 //
-//	(a) starts the registry in-process with N published plugins and measures /index.json
+//	(a) seeds a data directory with N published plugins, runs `registry serve` on it as its
+//	    own process, and measures /index.json
 //	    requests per second with C keep-alive clients;
 //	(b) serves the same bytes from disk with Debian's nginx (started here on a loopback
 //	    port with a minimal configuration, stopped at the end) and prints the ratio;
@@ -33,6 +34,7 @@ type options struct {
 	nginx       string
 	keep        bool
 	cpuProfile  string
+	registry    string
 }
 
 func main() {
@@ -43,8 +45,9 @@ func main() {
 	flag.Int64Var(&o.maxRequests, "requests", 500_000, "request-count bound of each phase")
 	flag.IntVar(&o.publishes, "publishes", 200, "publish-count bound of the mixed phase")
 	flag.StringVar(&o.nginx, "nginx", "nginx", "nginx binary for phase (b); \"\" skips it")
+	flag.StringVar(&o.registry, "registry", "registry", "the registry binary (go build ./cmd/registry)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of phase (a) to this file")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the load generator during phase (a) to this file")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -66,7 +69,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		defer os.RemoveAll(dir)
 	}
 	fmt.Fprintf(out, "setup: publishing %d plugins into %s ...\n", o.plugins, dir)
-	reg, err := startRegistry(ctx, dir, o.plugins)
+	reg, err := startRegistry(ctx, o.registry, dir, o.plugins)
 	if err != nil {
 		return err
 	}

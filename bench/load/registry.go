@@ -10,24 +10,27 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing/fstest"
 	"time"
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/pack"
-	"github.com/pluginyard/registry/server"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify"
 )
 
 const adminToken = "load-admin-token"
 
-// registry is the in-process registry under load.
+// registry is the registry under load: the real `registry serve` binary in its own process,
+// as nginx is in its own, so that neither shares a Go runtime with the load generator.
 type registry struct {
 	url       string
+	pid       int
 	ids       []string
 	packages  []string // package URLs from index.json
 	index     []byte   // the uncompressed index.json
@@ -38,9 +41,9 @@ type registry struct {
 
 var words = []string{"issues", "deploy", "metrics", "search", "canvas", "review", "tickets", "agent", "notes", "stats"}
 
-// startRegistry publishes n plugins through the real pipeline (verify, store, rebuild)
-// and serves them on a loopback port with the rate limits off.
-func startRegistry(ctx context.Context, dir string, n int) (*registry, error) {
+// startRegistry publishes n plugins through the real pipeline (verify, store, rebuild) into
+// a data directory, then serves it with `bin serve` on a loopback port, rate limits off.
+func startRegistry(ctx context.Context, bin, dir string, n int) (*registry, error) {
 	start := time.Now()
 	reg := &registry{}
 	for i := range n {
@@ -50,42 +53,88 @@ func startRegistry(ctx context.Context, dir string, n int) (*registry, error) {
 	if err := os.WriteFile(listPath, listOf(reg.ids), 0o644); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
-	l, probs, err := index.LoadList(listPath)
-	if err != nil || probs.HasErrors() {
-		return nil, fmt.Errorf("load: plugins.yaml: %v %v", err, probs)
-	}
-	st, err := store.Open(ctx, filepath.Join(dir, "data"))
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		_ = st.Close()
-		return nil, fmt.Errorf("load: listen: %w", err)
-	}
-	reg.url = "http://" + ln.Addr().String()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := ingest.New(st, l, ingest.Config{PublicURL: reg.url, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, log)
-	if err := svc.Rebuild(ctx); err != nil {
+	reg.url = "http://" + addr
+	if err := seed(ctx, dir, listPath, reg.url, reg.ids); err != nil {
 		return nil, err
 	}
-	if err := publishAll(ctx, svc, reg.ids); err != nil {
+	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--plugins", listPath, "--addr", addr,
+		"--public-url", reg.url, "--rate-auth", "0", "--rate-publish", "0", "--rate-search", "0", "--log-format", "json",
+		"--sync-interval", "0")
+	cmd.Env = append(os.Environ(), "REGISTRY_ADMIN_TOKEN="+adminToken)
+	cmd.Stdout, cmd.Stderr = nil, nil // /dev/null: its request log is formatted and written, then dropped
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("load: start %s: %w", bin, err)
+	}
+	reg.pid = cmd.Process.Pid
+	reg.stop = func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	if err := waitReady(ctx, reg.url); err != nil {
+		reg.stop()
 		return nil, err
 	}
-	srv := server.New(server.Config{PublicURL: reg.url, AdminSecret: adminToken,
-		RateLimits: server.RateLimits{Auth: -1, Publish: -1, Search: -1}}, svc, log)
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(sctx, ln); close(done) }()
-	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	go svc.Run(runCtx, time.Second)
-	reg.stop = func() { cancel(); <-done; stopRun(); _ = st.Close() }
 	reg.setupTime = time.Since(start)
 	if err := reg.loadIndex(); err != nil {
 		reg.stop()
 		return nil, err
 	}
 	return reg, nil
+}
+
+// seed publishes every id into the data directory with the registry's own pipeline.
+func seed(ctx context.Context, dir, listPath, publicURL string, ids []string) error {
+	l, probs, err := index.LoadList(listPath)
+	if err != nil || probs.HasErrors() {
+		return fmt.Errorf("load: plugins.yaml: %v %v", err, probs)
+	}
+	st, err := store.Open(ctx, filepath.Join(dir, "data"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log := slog.New(slog.DiscardHandler)
+	svc := ingest.New(st, l, ingest.Config{PublicURL: publicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, log)
+	if err := svc.Rebuild(ctx); err != nil {
+		return err
+	}
+	return publishAll(ctx, svc, ids)
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("load: listen: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// waitReady polls /readyz for up to 30 s.
+func waitReady(ctx context.Context, base string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		res, err := http.Get(base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("load: the registry at %s did not become ready", base)
 }
 
 func listOf(ids []string) []byte {

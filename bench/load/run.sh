@@ -16,5 +16,6 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 go build -o /tmp/registry-load ./bench/load
+go build -o /tmp/registry-load-server ./cmd/registry
 echo "machine: $(nproc) CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(go version | cut -d' ' -f3), $(date -u +%Y-%m-%dT%H:%MZ)"
-exec /tmp/registry-load -nginx "$NGINX" "$@"
+exec /tmp/registry-load -nginx "$NGINX" -registry /tmp/registry-load-server "$@"
