@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,5 +86,36 @@ func TestDemoIndexGolden(t *testing.T) {
 		if diff := cmp.Diff(string(want), pretty.String()); diff != "" {
 			t.Errorf("%s differs from %s (-want +got):\n%s", tt.path, golden, diff)
 		}
+	}
+}
+
+func TestIconsFromInsideThePackage(t *testing.T) {
+	e := newDemoEnv(t)
+	var doc struct {
+		Plugins []struct {
+			ID      string  `json:"id"`
+			IconURL *string `json:"icon_url"`
+		} `json:"plugins"`
+	}
+	e.get("/index.json").json(t, &doc)
+	types := map[string]string{".svg": "image/svg+xml", ".png": "image/png"}
+	seen := 0
+	for _, p := range doc.Plugins {
+		if p.IconURL == nil {
+			continue
+		}
+		seen++
+		r := e.get(strings.TrimPrefix(*p.IconURL, e.srv.URL))
+		ext := filepath.Ext(*p.IconURL)
+		if r.Status != 200 || r.Header.Get("Content-Type") != types[ext] || r.Header.Get("X-Content-Type-Options") != "nosniff" ||
+			!strings.Contains(r.Header.Get("Cache-Control"), "immutable") {
+			t.Errorf("%s icon: %d %v", p.ID, r.Status, r.Header)
+		}
+		if ext == ".svg" && !strings.Contains(r.Header.Get("Content-Security-Policy"), "sandbox") {
+			t.Errorf("%s: SVG icon served without a sandboxing CSP: %v", p.ID, r.Header)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no demo plugin has an icon_url")
 	}
 }
