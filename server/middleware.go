@@ -54,3 +54,27 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		return nil
 	}
 }
+
+// dropUnsafeRequestID discards a client-sent X-Request-ID that is long or holds anything
+// but letters, digits, '-', '_' and '.', so that logs and echoed headers carry only ids
+// that are safe to show; the request-id middleware then generates a fresh one.
+func dropUnsafeRequestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if id := c.Request().Header.Get(echo.HeaderXRequestID); id != "" && !safeRequestID(id) {
+			c.Request().Header.Del(echo.HeaderXRequestID)
+		}
+		return next(c)
+	}
+}
+
+func safeRequestID(id string) bool {
+	if len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}

@@ -13,6 +13,7 @@ import (
 func (s *Server) routes() {
 	e := s.e
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
+	e.Pre(dropUnsafeRequestID)
 	e.Use(middleware.RequestID())
 	e.Use(s.observeRequests)
 	e.Use(s.recoverPanics)

@@ -30,3 +30,21 @@ func TestPathTraversalOnEveryParameter(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestIDIsSanitised(t *testing.T) {
+	e := newEnv(t, "")
+	tests := []struct {
+		sent string
+		kept bool
+	}{
+		{"abc-123_x.y", true},
+		{"<script>alert(1)</script>", false},
+		{string(bytes.Repeat([]byte("a"), 65)), false},
+	}
+	for _, tt := range tests {
+		got := e.get("/healthz", "X-Request-ID", tt.sent).Header.Get("X-Request-ID")
+		if (got == tt.sent) != tt.kept || got == "" {
+			t.Errorf("sent %q, echoed %q (kept %v)", tt.sent, got, tt.kept)
+		}
+	}
+}
