@@ -123,5 +123,5 @@ func (s *Service) audit(ctx context.Context, e store.AuditEntry) {
 
 // PackageURL is the absolute download URL of id@version.
 func (s *Service) PackageURL(id, version string) string {
-	return fmt.Sprintf("%s/packages/%s/%s-%s.tar.gz", s.cfg.PublicURL, id, FileID(id), version)
+	return fmt.Sprintf("%s/packages/%s/%s-%s.tar.gz", s.cfg.PublicURL, FileID(id), FileID(id), version)
 }
