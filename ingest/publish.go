@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/problem"
 	"github.com/pluginyard/registry/store"
@@ -214,8 +215,6 @@ func targetOf(rep *verify.Report, fileName string) string {
 	return fileName
 }
 
-// FileID is the form of a package id used in file names and URL paths: npm scopes lose
-// their "@" and "/" becomes "-".
-func FileID(id string) string {
-	return strings.NewReplacer("@", "", "/", "-").Replace(id)
-}
+// FileID is the form of a package id used in file names and URL paths (see
+// extension.FileID; plugin ids are unchanged).
+func FileID(id string) string { return extension.FileID(id) }

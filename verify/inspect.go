@@ -99,7 +99,7 @@ func inspectExtension(rep *Report, a *archive, opt Options, base string) {
 	rep.Checksums, rep.ChecksumsSig = a.kept[base+checksumsName], a.kept[base+checksumsSigName]
 	if m != nil {
 		rep.Extension, rep.ID, rep.Version = m, m.Name, m.Version
-		rep.Problems = append(rep.Problems, checkFileName(opt.FileName, fileNameID(m.Name), m.Version, "name")...)
+		rep.Problems = append(rep.Problems, checkFileName(opt.FileName, extension.FileID(m.Name), m.Version, "name")...)
 	}
 	rep.README = a.kept[base+readmeName]
 	rep.Problems = append(rep.Problems, readmeSize(a, base+readmeName)...)

@@ -77,12 +77,3 @@ func checkFileName(fileName, id, version, field string) problem.List {
 	probs.Warnf("package.filename", "", "the file is named %q; packages are named \"<%s>-<version>.tar.gz\", here %q", fileName, field, want)
 	return probs
 }
-
-// fileNameID maps an extension name to its file-name form the way `npm pack` names
-// tarballs: "@scope/name" becomes "scope-name"; an unscoped name is unchanged.
-func fileNameID(name string) string {
-	if scoped, ok := strings.CutPrefix(name, "@"); ok {
-		return strings.Replace(scoped, "/", "-", 1)
-	}
-	return name
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"gopkg.in/yaml.v3"
 
+	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/pack"
 )
 
@@ -113,16 +114,7 @@ func readIdentity(dir string) (id, version string, err error) {
 	if _, err := toml.Decode(string(data), &e); err != nil {
 		return "", "", fmt.Errorf("read name and version from %s: %w", filepath.Join(dir, "curupira-extension.toml"), err)
 	}
-	return extensionFileName(e.Name), e.Version, nil
-}
-
-// extensionFileName turns an npm-style extension name into a file name part:
-// "@scope/name" becomes "scope-name".
-func extensionFileName(name string) string {
-	if scope, rest, ok := strings.Cut(strings.TrimPrefix(name, "@"), "/"); ok && strings.HasPrefix(name, "@") {
-		return scope + "-" + rest
-	}
-	return name
+	return extension.FileID(e.Name), e.Version, nil
 }
 
 // packToFile packs dir into a temporary file beside out, then renames it to out, so that

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/pack"
 )
 
@@ -242,8 +243,8 @@ func TestExtensionFileName(t *testing.T) {
 		"acme/x":              "acme/x", // refused later by defaultPackName
 	}
 	for in, want := range tests {
-		if got := extensionFileName(in); got != want {
-			t.Errorf("extensionFileName(%q) = %q, want %q", in, got, want)
+		if got := extension.FileID(in); got != want {
+			t.Errorf("extension.FileID(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
