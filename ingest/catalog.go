@@ -105,6 +105,22 @@ func (it *Item) Categories() []string {
 	return []string{}
 }
 
+// RepoURL is the source repository: the curated owner/name on GitHub, else what the
+// manifest declares.
+func (it *Item) RepoURL() string {
+	switch {
+	case it.Entry != nil && it.Entry.Repo != "":
+		return "https://github.com/" + it.Entry.Repo
+	case it.ExtEntry != nil && it.ExtEntry.Repo != "":
+		return "https://github.com/" + it.ExtEntry.Repo
+	case it.Manifest != nil:
+		return it.Manifest.RepoURL
+	case it.Extension != nil:
+		return it.Extension.Repository
+	}
+	return ""
+}
+
 // Featured reports the curated featured flag.
 func (it *Item) Featured() bool {
 	return (it.Entry != nil && it.Entry.Featured) || (it.ExtEntry != nil && it.ExtEntry.Featured)

@@ -13,7 +13,7 @@ func (s *Service) pluginEntry(it *Item) index.Plugin {
 	m, e, r := it.Manifest, it.Entry, it.Latest
 	p := index.Plugin{
 		ID: it.ID, Kind: it.Kind, Name: m.Name(), Description: m.Description, Author: m.Author,
-		Categories: it.Categories(), IconURL: it.IconURL, RepoURL: repoURL(e.Repo, m.RepoURL), Version: r.Version,
+		Categories: it.Categories(), IconURL: it.IconURL, RepoURL: it.RepoURL(), Version: r.Version,
 		MinKandevVersion: m.MinKandevVersion, PackageURL: s.PackageURL(it.ID, r.Version), PackageSHA256: r.SHA256,
 		Stars: starsOf(it), UpdatedAt: it.UpdatedAt, Downloads: it.Downloads, Signature: signatureSummary(it.Signature),
 		Featured: e.Featured, Official: e.Official, VersionsURL: fmt.Sprintf("%s/api/v1/plugins/%s", s.cfg.PublicURL, it.ID),
@@ -43,7 +43,7 @@ func (s *Service) extensionEntry(it *Item) index.Extension {
 	return index.Extension{Name: m.Name, Version: m.Version, Description: m.Description, TriggerTypes: m.TriggerTypes,
 		Runtime: m.Runtime, ProtocolVersion: m.ProtocolVersion,
 		Launch:     index.Launch{Type: m.Launch.Type, Package: m.Launch.Package, Version: m.Launch.Version, Command: m.Launch.Command, Args: m.Launch.Args},
-		PackageURL: s.PackageURL(it.ID, r.Version), PackageSHA256: r.SHA256, RepoURL: repoURL(it.ExtEntry.Repo, m.Repository),
+		PackageURL: s.PackageURL(it.ID, r.Version), PackageSHA256: r.SHA256, RepoURL: it.RepoURL(),
 		Signature: signatureSummary(it.Signature), UpdatedAt: it.UpdatedAt}
 }
 
@@ -64,14 +64,6 @@ func starsOf(it *Item) *int {
 		return nil
 	}
 	return it.Package.Stars
-}
-
-// repoURL prefers the curated repository (owner/name on GitHub), else the manifest's.
-func repoURL(repo, fallback string) string {
-	if repo != "" {
-		return "https://github.com/" + repo
-	}
-	return fallback
 }
 
 // SignatureSummary is the index's summary of a verified signature.

@@ -137,14 +137,9 @@ func (s *Server) apiPluginOf(it *ingest.Item) apiPlugin {
 	p := apiPlugin{ID: it.ID, Kind: it.Kind, Name: it.Name(), Description: it.Description(), Author: it.Author(),
 		Categories: it.Categories(), Version: it.Latest.Version, PackageURL: s.svc.PackageURL(it.ID, it.Latest.Version),
 		PackageSHA256: it.Latest.SHA256, Downloads: it.Downloads, UpdatedAt: it.UpdatedAt, Featured: it.Featured(),
-		Signature: it.Signature, URL: s.pageURL(it)}
+		Signature: it.Signature, URL: s.pageURL(it), RepoURL: it.RepoURL()}
 	if it.IconURL != "" {
 		p.IconURL = &it.IconURL
-	}
-	if it.Entry != nil {
-		p.RepoURL = "https://github.com/" + it.Entry.Repo
-	} else if it.ExtEntry != nil {
-		p.RepoURL = "https://github.com/" + it.ExtEntry.Repo
 	}
 	if pk := it.Package; pk != nil && pk.DeprecatedReason != "" {
 		p.Deprecated = &apiDeprecation{Reason: pk.DeprecatedReason, Replacement: pk.DeprecatedReplacement}

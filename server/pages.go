@@ -127,7 +127,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	p := web.PluginPage{Meta: s.meta(it.Name(), it.Description(), "/plugins/"+url.PathEscape(it.ID)), Card: s.cardOf(it),
 		READMEHTML: readme, Permissions: web.PermissionsFor(permissionInput(it)), Versions: s.versionRows(rels),
 		Deprecated: deprecationOf(it), Install: web.NewInstall(s.cfg.PublicURL+"/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
-		Verification: verificationOf(it), RepoURL: "https://github.com/" + it.Entry.Repo, License: m.License,
+		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		MinKandevVersion: m.MinKandevVersion, UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
 	if m.Distribution != nil {
 		p.License = m.Distribution.License
@@ -162,7 +162,7 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 		TriggerTypes: m.TriggerTypes, Runtime: m.Runtime, ProtocolVersion: m.ProtocolVersion, LaunchCommand: launchCommand(m.Launch.Type, m.Launch.Package, m.Launch.Version, m.Launch.Command, m.Launch.Args),
 		READMEHTML: readme, Versions: s.versionRows(rels), Deprecated: deprecationOf(it),
 		Install:      web.NewInstall(s.cfg.PublicURL+"/curupira/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
-		Verification: verificationOf(it), RepoURL: "https://github.com/" + it.ExtEntry.Repo, License: m.License,
+		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
 	if len(it.ExtEntry.Owners) > 0 {
 		p.PublisherURL = web.PublisherURL(it.ExtEntry.Owners[0])
