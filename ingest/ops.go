@@ -15,14 +15,11 @@ func (s *Service) mayManage(a Actor, id string) bool {
 	if a.Admin {
 		return true
 	}
-	l := s.List()
-	if e, ok := l.Plugin(id); ok {
-		return a.Publisher != "" && slices.Contains(e.Owners, a.Publisher)
+	lst, ok := s.listed(id, false)
+	if !ok {
+		lst, ok = s.listed(id, true)
 	}
-	if e, ok := l.Extension(id); ok {
-		return a.Publisher != "" && slices.Contains(e.Owners, a.Publisher)
-	}
-	return false
+	return ok && a.Publisher != "" && slices.Contains(lst.Owners, a.Publisher)
 }
 
 // Yank hides a version from "latest" and the index (it stays downloadable by its exact

@@ -76,11 +76,11 @@ func (s *Service) check(ctx context.Context, in PublishInput, tmp *os.File) (che
 	if !rep.OK() {
 		return c, refuse(ErrInvalid, rep.Problems, "the package is invalid: %d problem(s)", len(rep.Problems.Errors()))
 	}
-	signing, err := s.authorize(in.Actor, rep)
+	lst, err := s.authorize(in.Actor, rep)
 	if err != nil {
 		return c, err
 	}
-	sig, probs := s.checkSignatures(ctx, rep, signing, in.Bundle, tmp.Name())
+	sig, probs := s.checkSignatures(ctx, rep, lst, in.Bundle, tmp.Name())
 	if probs.HasErrors() {
 		return c, refuse(ErrInvalid, probs, "the package's signature was refused: %s", probs.Errors()[0].Message)
 	}
@@ -89,36 +89,51 @@ func (s *Service) check(ctx context.Context, in PublishInput, tmp *os.File) (che
 	return c, nil
 }
 
-// authorize checks that the id is listed (for its kind) and that the actor may publish it,
-// and returns the entry's signing policy.
-func (s *Service) authorize(a Actor, rep *verify.Report) (*index.Signing, error) {
+// listing is what the curated list says of one package id, whatever its kind.
+type listing struct {
+	Kind    string // plugin | canvas (plugins only; "" when unspecified)
+	Repo    string
+	Owners  []string
+	Signing *index.Signing
+}
+
+// listed looks id up among the list's extensions (extension true) or plugins.
+func (s *Service) listed(id string, extension bool) (listing, bool) {
 	l := s.List()
-	var (
-		owners  []string
-		signing *index.Signing
-	)
-	if rep.Kind == "extension" {
-		e, ok := l.Extension(rep.ID)
+	if extension {
+		e, ok := l.Extension(id)
 		if !ok {
-			return nil, refuse(ErrForbidden, nil, "extension %q is not listed in this registry's plugins.yaml: add an entry under extensions: with name: %s and repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", rep.ID, rep.ID)
+			return listing{}, false
 		}
-		owners, signing = e.Owners, e.Signing
-	} else {
-		e, ok := l.Plugin(rep.ID)
-		if !ok {
-			return nil, refuse(ErrForbidden, nil, "plugin %q is not listed in this registry's plugins.yaml: add an entry under plugins: with id: %s and repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", rep.ID, rep.ID)
-		}
-		if e.Kind != "" && e.Kind != rep.Kind {
-			return nil, refuse(ErrInvalid, problem.List{{Rule: "registry.kind", Path: "kind", Severity: problem.Error,
-				Message: fmt.Sprintf("plugins.yaml lists %q as a %s but the package is a %s; fix the kind in plugins.yaml or the manifest's distribution block", rep.ID, e.Kind, rep.Kind)}},
-				"kind mismatch for %q", rep.ID)
-		}
-		owners, signing = e.Owners, e.Signing
+		return listing{Repo: e.Repo, Owners: e.Owners, Signing: e.Signing}, true
 	}
-	if !mayPublish(a, rep.ID, owners) {
-		return nil, refuse(ErrForbidden, nil, "%s may not publish %q: a publisher token needs its publisher in the entry's owners, an upload token needs the id in its scope", a.Name, rep.ID)
+	e, ok := l.Plugin(id)
+	if !ok {
+		return listing{}, false
 	}
-	return signing, nil
+	return listing{Kind: e.Kind, Repo: e.Repo, Owners: e.Owners, Signing: e.Signing}, true
+}
+
+// authorize checks that the id is listed (for its kind) and that the actor may publish it,
+// and returns what the list says of it (one read of the list, so a reload in between
+// cannot mix two versions of an entry).
+func (s *Service) authorize(a Actor, rep *verify.Report) (listing, error) {
+	isExt := rep.Kind == "extension"
+	lst, ok := s.listed(rep.ID, isExt)
+	switch {
+	case !ok && isExt:
+		return lst, refuse(ErrForbidden, nil, "extension %q is not listed in this registry's plugins.yaml: add an entry under extensions: with name: %s and repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", rep.ID, rep.ID)
+	case !ok:
+		return lst, refuse(ErrForbidden, nil, "plugin %q is not listed in this registry's plugins.yaml: add an entry under plugins: with id: %s and repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", rep.ID, rep.ID)
+	case lst.Kind != "" && lst.Kind != rep.Kind:
+		return lst, refuse(ErrInvalid, problem.List{{Rule: "registry.kind", Path: "kind", Severity: problem.Error,
+			Message: fmt.Sprintf("plugins.yaml lists %q as a %s but the package is a %s; fix the kind in plugins.yaml or the manifest's distribution block", rep.ID, lst.Kind, rep.Kind)}},
+			"kind mismatch for %q", rep.ID)
+	}
+	if !mayPublish(a, rep.ID, lst.Owners) {
+		return lst, refuse(ErrForbidden, nil, "%s may not publish %q: a publisher token needs its publisher in the entry's owners, an upload token needs the id in its scope", a.Name, rep.ID)
+	}
+	return lst, nil
 }
 
 func mayPublish(a Actor, id string, owners []string) bool {

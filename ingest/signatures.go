@@ -18,16 +18,17 @@ import (
 // checksums.txt.sig must verify against the listed ed25519 keys; a required signature must
 // be present. The first verified Sigstore identity of a package pins its repository and
 // owner ids.
-func (s *Service) checkSignatures(ctx context.Context, rep *verify.Report, signing *index.Signing, bundle []byte, pkgPath string) (*signature.Result, problem.List) {
+func (s *Service) checkSignatures(ctx context.Context, rep *verify.Report, lst listing, bundle []byte, pkgPath string) (*signature.Result, problem.List) {
 	var (
-		probs problem.List
-		res   *signature.Result
+		probs   problem.List
+		res     *signature.Result
+		signing = lst.Signing
 	)
 	if signing == nil {
 		signing = &index.Signing{}
 	}
 	if len(bundle) > 0 {
-		r, p := s.checkBundle(rep, signing, bundle, pkgPath)
+		r, p := s.checkBundle(signing, lst.Repo, bundle, pkgPath)
 		probs = append(probs, p...)
 		res = r
 	}
@@ -54,7 +55,7 @@ func (s *Service) checkSignatures(ctx context.Context, rep *verify.Report, signi
 	return res, probs
 }
 
-func (s *Service) checkBundle(rep *verify.Report, signing *index.Signing, bundle []byte, pkgPath string) (*signature.Result, problem.List) {
+func (s *Service) checkBundle(signing *index.Signing, repo string, bundle []byte, pkgPath string) (*signature.Result, problem.List) {
 	var probs problem.List
 	if s.cfg.Sigstore == nil {
 		probs.Errorf("signature.root.missing", "bundle",
@@ -67,7 +68,7 @@ func (s *Service) checkBundle(rep *verify.Report, signing *index.Signing, bundle
 		return nil, probs
 	}
 	defer f.Close()
-	res, err := s.cfg.Sigstore.VerifyBundle(bundle, f, identityFor(signing, s.repoOf(rep)))
+	res, err := s.cfg.Sigstore.VerifyBundle(bundle, f, identityFor(signing, repo))
 	if err != nil {
 		return nil, signatureProblem(err, "bundle")
 	}
@@ -116,21 +117,6 @@ func identityFor(signing *index.Signing, repo string) signature.Identity {
 		id.Workflow, id.Ref, id.Issuer = sg.Workflow, sg.Ref, sg.Issuer
 	}
 	return id
-}
-
-// repoOf is the repository a package's entry names.
-func (s *Service) repoOf(rep *verify.Report) string {
-	l := s.List()
-	if rep.Kind == "extension" {
-		if e, ok := l.Extension(rep.ID); ok {
-			return e.Repo
-		}
-		return ""
-	}
-	if e, ok := l.Plugin(rep.ID); ok {
-		return e.Repo
-	}
-	return ""
 }
 
 func signatureProblem(err error, path string) problem.List {
