@@ -175,13 +175,10 @@ func scanRelease(sc scanner) (*Release, error) {
 	return &r, nil
 }
 
-// Release returns one release, with its manifest.
+// Release returns one release, without its manifest (FillManifests loads it); downloads
+// look releases up on every request and need only the row.
 func (s *Store) Release(ctx context.Context, id, version string) (*Release, error) {
-	r, err := getRelease(ctx, s.r, id, version)
-	if err != nil {
-		return nil, err
-	}
-	return r, s.fillManifests(ctx, []*Release{r})
+	return getRelease(ctx, s.r, id, version)
 }
 
 // Releases returns every release of a package, newest first, without manifests.

@@ -66,6 +66,9 @@ func TestInsertReleaseConflictAndSerial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.FillManifests(ctx, []*store.Release{got}); err != nil {
+		t.Fatal(err)
+	}
 	if got.SHA256 != rel.SHA256 || string(got.Manifest) != "id: acme" {
 		t.Errorf("release = %+v", got)
 	}
