@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -56,7 +57,7 @@ func (s *Server) serveDocument(c echo.Context, pick func(*ingest.Documents) *ing
 	return c.Blob(http.StatusOK, "application/json", body)
 }
 
-func notModified(r *http.Request, etag string, lastMod interface{ Unix() int64 }) bool {
+func notModified(r *http.Request, etag string, lastMod time.Time) bool {
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		for _, t := range strings.Split(inm, ",") {
 			t = strings.TrimSpace(t)
