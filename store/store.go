@@ -68,14 +68,22 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	return s, nil
 }
 
+// openDB opens one pool on the database file. The writer runs synchronous=FULL: in WAL
+// mode NORMAL fsyncs the WAL only at checkpoints, so a commit the server has answered 201
+// for can vanish on power loss (the process surviving a SIGKILL is not enough); FULL
+// fsyncs the WAL on every commit, one fsync per write transaction, which publishes (one
+// transaction each, already fsyncing their blob) can afford. Readers never commit, and
+// checkpoints sync at NORMAL already, so they keep NORMAL.
 func openDB(path string, readOnly bool) (*sql.DB, error) {
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
 	}
 	if readOnly {
+		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Add("_pragma", "query_only(1)")
 	} else {
+		q.Add("_pragma", "synchronous(FULL)")
 		q.Set("_txlock", "immediate")
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
