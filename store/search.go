@@ -67,8 +67,8 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error
 		args = append(args, q.Kind)
 	}
 	if q.Category != "" {
-		where = append(where, "(' ' || categories || ' ') LIKE ?")
-		args = append(args, "% "+q.Category+" %")
+		where = append(where, `(' ' || categories || ' ') LIKE ? ESCAPE '\'`)
+		args = append(args, "% "+likeEscape(q.Category)+" %")
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
@@ -93,6 +93,13 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error
 	}
 	return ids, total, rows.Err()
 }
+
+// likeEscaper escapes LIKE's wildcards (% and _) and the escape character itself, for a
+// pattern written with ESCAPE '\': user input then matches only itself.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// likeEscape returns s as a LIKE pattern that matches s literally (with ESCAPE '\').
+func likeEscape(s string) string { return likeEscaper.Replace(s) }
 
 func searchOrder(sort string, hasQuery bool) string {
 	switch sort {
