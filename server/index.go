@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -13,18 +14,20 @@ import (
 	"github.com/pluginyard/registry/ingest"
 )
 
-// handleKandevIndex is GET /index.json: the Kandev document, from memory.
+// handleKandevIndex is GET and HEAD /index.json: the Kandev document, from memory.
 func (s *Server) handleKandevIndex(c echo.Context) error {
 	return s.serveDocument(c, func(d *ingest.Documents) *ingest.Document { return &d.Kandev })
 }
 
-// handleCurupiraIndex is GET /curupira/index.json: the Curupira document, from memory.
+// handleCurupiraIndex is GET and HEAD /curupira/index.json: the Curupira document, from memory.
 func (s *Server) handleCurupiraIndex(c echo.Context) error {
 	return s.serveDocument(c, func(d *ingest.Documents) *ingest.Document { return &d.Curupira })
 }
 
-// serveDocument answers with a prebuilt document: no database work, strong ETag,
-// If-None-Match / If-Modified-Since → 304, gzip bytes when accepted.
+// serveDocument answers with a prebuilt document, with no database work, through
+// http.ServeContent (conditional requests, ranges, HEAD). The gzip bytes go to clients that
+// prefer them, under their own ETag: they are another representation, and a range of one
+// must never be completed with bytes of the other.
 func (s *Server) serveDocument(c echo.Context, pick func(*ingest.Documents) *ingest.Document) error {
 	docs := s.svc.Documents()
 	if docs == nil {
@@ -33,70 +36,152 @@ func (s *Server) serveDocument(c echo.Context, pick func(*ingest.Documents) *ing
 	d := pick(docs)
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "application/json")
-	h.Set("ETag", d.ETag)
-	h.Set(echo.HeaderLastModified, d.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Cache-Control", "public, max-age=60")
 	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
 	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
-	if notModified(c.Request(), d.ETag, d.LastModified) {
-		return c.NoContent(http.StatusNotModified)
-	}
-	body := d.Body
-	if acceptsGzip(c.Request()) {
+	if acceptsGzip(c.Request().Header) {
 		h.Set(echo.HeaderContentEncoding, "gzip")
-		body = d.Gzip
-	}
-	// A known length lets net/http send the body in one piece instead of chunks.
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
-	if c.Request().Method == http.MethodHead {
-		return c.NoContent(http.StatusOK)
-	}
-	if h.Get(echo.HeaderContentEncoding) == "" && d.File != "" && sendFile(c, d.File, len(body)) {
+		h.Set("ETag", gzipETag(d.ETag))
+		serveContent(c, d.LastModified, bytes.NewReader(d.Gzip), int64(len(d.Gzip)))
 		return nil
 	}
-	return c.Blob(http.StatusOK, "application/json", body)
+	h.Set("ETag", d.ETag)
+	if f := openDocFile(d); f != nil {
+		defer f.Close()
+		serveContent(c, d.LastModified, f, 0)
+		return nil
+	}
+	serveContent(c, d.LastModified, bytes.NewReader(d.Body), 0)
+	return nil
 }
 
-func notModified(r *http.Request, etag string, lastMod time.Time) bool {
-	if inm := r.Header.Get("If-None-Match"); inm != "" {
-		for _, t := range strings.Split(inm, ",") {
-			t = strings.TrimSpace(t)
-			if t == etag || t == "*" || strings.TrimPrefix(t, "W/") == etag {
-				return true
+// gzipETag is the strong ETag of a document's gzip representation.
+func gzipETag(etag string) string {
+	return strings.TrimSuffix(etag, `"`) + `-gzip"`
+}
+
+// openDocFile opens the document's file when it holds exactly the body, so that the
+// connection can send it with sendfile(2); nil means serve the bytes from memory.
+func openDocFile(d *ingest.Document) *os.File {
+	if d.File == "" {
+		return nil
+	}
+	f, err := os.Open(d.File)
+	if err != nil {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != int64(len(d.Body)) {
+		_ = f.Close()
+		return nil
+	}
+	return f
+}
+
+// serveContent is http.ServeContent through echo's response (so that logs and metrics see
+// the status and size), keeping the connection's ReadFrom within reach: a file is then sent
+// with sendfile(2). encodedLen is the length of a body the caller has already
+// Content-Encoded (0 if none): ServeContent leaves Content-Length out then, as if the
+// encoding happened on the fly, and the body would go out chunked.
+func serveContent(c echo.Context, modtime time.Time, content io.ReadSeeker, encodedLen int64) {
+	w := &contentWriter{res: c.Response(), encodedLen: encodedLen}
+	http.ServeContent(w, c.Request(), "", modtime, content)
+}
+
+type contentWriter struct {
+	res        *echo.Response
+	encodedLen int64
+}
+
+func (w *contentWriter) Header() http.Header { return w.res.Header() }
+
+func (w *contentWriter) Write(b []byte) (int, error) { return w.res.Write(b) }
+
+func (w *contentWriter) WriteHeader(code int) {
+	h := w.res.Header()
+	if code == http.StatusOK && w.encodedLen > 0 && h.Get(echo.HeaderContentLength) == "" {
+		h.Set(echo.HeaderContentLength, strconv.FormatInt(w.encodedLen, 10))
+	}
+	w.res.WriteHeader(code)
+}
+
+// ReadFrom hands the body to the underlying writer's ReadFrom (net/http's uses sendfile for
+// an *os.File), counting the bytes as echo's Write would.
+func (w *contentWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !w.res.Committed {
+		w.WriteHeader(http.StatusOK)
+	}
+	rf, ok := w.res.Writer.(io.ReaderFrom)
+	if !ok {
+		return io.Copy(w.res, r)
+	}
+	n, err := rf.ReadFrom(r)
+	w.res.Size += n
+	return n, err
+}
+
+// acceptsGzip reports whether the client prefers the gzip bytes, from every Accept-Encoding
+// field with its q-values (RFC 9110 §12.5.3). gzip's weight is that of "gzip" or "x-gzip",
+// else of "*", else 0 (not acceptable). identity is always acceptable unless refused, but
+// ranks below any coding the client names, unless "identity" or "*" gives it a weight. Ties
+// go to gzip, the smaller. No header at all means identity: clients that want gzip say so.
+func acceptsGzip(h http.Header) bool {
+	gz, id, star := -1.0, -1.0, -1.0
+	for _, field := range h.Values(echo.HeaderAcceptEncoding) {
+		for _, part := range strings.Split(field, ",") {
+			name, q, ok := parseCoding(part)
+			if !ok {
+				continue
+			}
+			switch name {
+			case "gzip", "x-gzip":
+				gz = max(gz, q)
+			case "identity":
+				id = max(id, q)
+			case "*":
+				star = max(star, q)
 			}
 		}
-		return false
 	}
-	if ims := r.Header.Get("If-Modified-Since"); ims != "" {
-		if t, err := http.ParseTime(ims); err == nil && lastMod.Unix() <= t.Unix() {
-			return true
-		}
+	if gz < 0 {
+		gz = max(star, 0)
 	}
-	return false
+	if id < 0 {
+		id = max(star, 0)
+	}
+	return gz > 0 && gz >= id
 }
 
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get(echo.HeaderAcceptEncoding), ",") {
-		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && !strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") {
-			return true
+// parseCoding parses one element of Accept-Encoding: a coding name (lower-cased) and its
+// weight (1 when absent); ok is false for an empty element or a malformed q-value, which is
+// then ignored rather than guessed at.
+func parseCoding(part string) (name string, q float64, ok bool) {
+	name, params, _ := strings.Cut(part, ";")
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" {
+		return "", 0, false
+	}
+	q = 1
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(p, "=")
+		if !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		if q, ok = parseQValue(strings.TrimSpace(v)); !ok {
+			return "", 0, false
 		}
 	}
-	return false
+	return name, q, true
 }
 
-// sendFile writes the document from its file, which lets net/http use sendfile(2) and
-// spare a copy of the body through user space; it reports false (nothing written) when the
-// file cannot be opened, so the caller serves the bytes from memory instead.
-func sendFile(c echo.Context, path string, size int) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
+// parseQValue parses a weight: "0" to "1" with at most three decimals (RFC 9110 §12.4.2).
+func parseQValue(s string) (float64, bool) {
+	whole, frac, _ := strings.Cut(s, ".")
+	if (whole != "0" && whole != "1") || len(frac) > 3 {
+		return 0, false
 	}
-	defer f.Close()
-	res := c.Response()
-	res.WriteHeader(http.StatusOK)
-	n, _ := io.Copy(res.Writer, io.LimitReader(f, int64(size)))
-	res.Size = n
-	return true
+	if strings.Trim(frac, "0123456789") != "" || (whole == "1" && strings.Trim(frac, "0") != "") {
+		return 0, false
+	}
+	q, err := strconv.ParseFloat(s, 64)
+	return q, err == nil
 }

@@ -2,16 +2,22 @@ package server
 
 import (
 	"errors"
+	"fmt"
+	"mime"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/store"
 )
 
-// handlePackage is GET /packages/{id}/{id}-{version}.tar.gz: the exact bytes published,
-// with Content-Length, ETag (the sha256) and Range support; yanked versions stay here.
+// handlePackage is GET and HEAD /packages/{id}/{id}-{version}.tar.gz: the exact bytes
+// published, streamed from the blob file by http.ServeContent (ETag = sha256, conditional
+// requests, ranges); yanked versions stay here. A blob whose file is missing or of another
+// size than recorded is never served as the package.
 func (s *Server) handlePackage(c echo.Context) error {
 	fileID, file := c.Param("id"), c.Param("file")
 	version, ok := strings.CutPrefix(file, fileID+"-")
@@ -30,56 +36,96 @@ func (s *Server) handlePackage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.svc.Store().Blobs.Open(rel.SHA256)
+	f, err := s.svc.Store().Blobs.OpenVerified(rel.SHA256, rel.Size)
 	if err != nil {
-		return err
+		return s.blobUnusable(c, "package", rel.SHA256, id+"@"+version, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "application/gzip")
 	h.Set("ETag", `"`+rel.SHA256+`"`)
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+file+`"`)
-	if c.Request().Method == http.MethodGet && c.Request().Header.Get("Range") == "" {
+	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": file}))
+	serveContent(c, rel.CreatedAt, f, 0)
+	// Only a whole body is a download: not a 304, a HEAD, a range or a refused request.
+	if c.Request().Method == http.MethodGet && c.Response().Status == http.StatusOK {
 		s.svc.CountDownload(rel.ID)
 	}
-	http.ServeContent(c.Response(), c.Request(), "", st.ModTime(), f)
 	return nil
 }
 
-// handleIcon is GET /icons/{sha256}.{ext}: an icon from inside a verified package, under
-// its content address. SVG is sandboxed so that it can never run script.
+// handleIcon is GET and HEAD /icons/{sha256}.{ext}: the icon of a listed release, under its
+// content address, as the content type sniffed and allow-listed at publish; the extension
+// must be that type's. Any other blob (a package, an unlisted package's icon) is not here.
+// Bytes are streamed from the blob file; SVG is sandboxed so that it can never run script.
 func (s *Server) handleIcon(c echo.Context) error {
-	sha, ext, ok := strings.Cut(c.Param("file"), ".")
-	ctype, known := iconTypes[ext]
-	if !ok || !known {
-		return errf(http.StatusNotFound, "no such icon")
-	}
-	data, err := s.svc.Store().Blobs.ReadAll(sha)
-	if errors.Is(err, store.ErrNotFound) {
-		return errf(http.StatusNotFound, "no such icon")
-	}
+	sha, ext, _ := strings.Cut(c.Param("file"), ".")
+	use, err := s.listedIcon(c, sha)
 	if err != nil {
 		return err
 	}
+	if !slices.Contains(iconExts[use.Type], ext) {
+		return errf(http.StatusNotFound, fmt.Sprintf("no such icon: %s is %s, served at /icons/%s.%s", sha, use.Type, sha, iconExts[use.Type][0]))
+	}
+	f, err := s.svc.Store().Blobs.OpenVerified(sha, use.Size)
+	if err != nil {
+		return s.blobUnusable(c, "icon", sha, use.PackageID+"@"+use.Version, err)
+	}
+	defer f.Close()
 	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, use.Type)
 	h.Set("ETag", `"`+sha+`"`)
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
 	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
-	if c.Request().Header.Get("If-None-Match") == `"`+sha+`"` {
-		return c.NoContent(http.StatusNotModified)
-	}
-	return c.Blob(http.StatusOK, ctype, data)
+	serveContent(c, time.Time{}, f, 0)
+	return nil
 }
 
-var iconTypes = map[string]string{
-	"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "webp": "image/webp", "gif": "image/gif", "svg": "image/svg+xml",
+// listedIcon finds a release of a listed package whose icon is sha, with an allow-listed
+// type; anything else is a 404.
+func (s *Server) listedIcon(c echo.Context, sha string) (*store.IconUse, error) {
+	if len(sha) != 64 {
+		return nil, errf(http.StatusNotFound, "no such icon")
+	}
+	uses, err := s.svc.Store().IconUses(c.Request().Context(), sha)
+	if err != nil {
+		return nil, err
+	}
+	cat := s.svc.Catalog()
+	for i := range uses {
+		if _, listed := cat.Item(uses[i].PackageID); listed && iconExts[uses[i].Type] != nil {
+			return &uses[i], nil
+		}
+	}
+	return nil, errf(http.StatusNotFound, "no such icon")
+}
+
+// iconExts maps each content type icons are served as (the publish allow-list) to the URL
+// extensions that name it, the canonical one first.
+var iconExts = map[string][]string{
+	"image/png": {"png"}, "image/jpeg": {"jpg", "jpeg"}, "image/webp": {"webp"}, "image/svg+xml": {"svg"},
+}
+
+// blobUnusable answers a request whose blob is missing or corrupt with a 503 that says so
+// and logs an ERROR naming the sha256, so the operator learns of it; other errors go to the
+// error handler.
+func (s *Server) blobUnusable(c echo.Context, what, sha, release string, err error) error {
+	state := "corrupt"
+	switch {
+	case errors.Is(err, store.ErrBlobMissing):
+		state = "missing"
+	case !errors.Is(err, store.ErrBlobCorrupt):
+		return err
+	}
+	s.log.Error("blob not served; run registry fsck", "sha256", sha, "blob", what, "release", release, "state", state,
+		"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+	msg := fmt.Sprintf("%s blob %s is %s; the operator has been told", what, sha, state)
+	if c.Request().Method == http.MethodHead {
+		return c.NoContent(http.StatusServiceUnavailable)
+	}
+	return c.JSON(http.StatusServiceUnavailable, apiError{Error: msg})
 }

@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	e.GET("/packages/:id/:file", s.handlePackage)
 	e.HEAD("/packages/:id/:file", s.handlePackage)
 	e.GET("/icons/:file", s.handleIcon)
+	e.HEAD("/icons/:file", s.handleIcon)
 	e.GET("/static/:file", s.handleStatic)
 
 	api := e.Group("/api/v1")

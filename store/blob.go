@@ -87,7 +87,8 @@ func (b *Blobs) Put(data []byte) (string, error) {
 	return sha, nil
 }
 
-// Open opens a blob for reading.
+// Open opens a blob for reading, whatever its size; callers that know the recorded size
+// use OpenVerified.
 func (b *Blobs) Open(sha string) (*os.File, error) {
 	if !validSHA(sha) {
 		return nil, ErrNotFound
@@ -102,7 +103,61 @@ func (b *Blobs) Open(sha string) (*os.File, error) {
 	return f, nil
 }
 
-// ReadAll returns a whole blob; meant for small ones such as icons.
+// Errors of OpenVerified and Check: the database records a blob whose file is absent, or
+// whose bytes are not the ones recorded. Neither is a client's mistake.
+var (
+	ErrBlobMissing = errors.New("blob missing")
+	ErrBlobCorrupt = errors.New("blob corrupt")
+)
+
+// OpenVerified opens a blob the database records with the given size, and refuses it when
+// the file is absent (ErrBlobMissing) or of another size (ErrBlobCorrupt): a truncated or
+// lost blob is never handed out as the package. Same-size damage costs a re-hash to find;
+// Check (and registry fsck) does that.
+func (b *Blobs) OpenVerified(sha string, size int64) (*os.File, error) {
+	if !validSHA(sha) {
+		return nil, fmt.Errorf("store: blob %q: not a sha256 digest: %w", sha, ErrBlobCorrupt)
+	}
+	f, err := os.Open(b.Path(sha))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("store: blob %s: no file at %s: %w", sha, b.Path(sha), ErrBlobMissing)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open blob %s: %w", sha, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("store: stat blob %s: %w", sha, err)
+	}
+	if st.Size() != size {
+		_ = f.Close()
+		return nil, fmt.Errorf("store: blob %s is %d bytes, recorded as %d: %w", sha, st.Size(), size, ErrBlobCorrupt)
+	}
+	return f, nil
+}
+
+// Check re-reads a whole blob and compares its size and sha256 with the recorded ones: nil
+// when both match, else an error wrapping ErrBlobMissing or ErrBlobCorrupt (or an I/O
+// error). It reads the file once, in constant memory.
+func (b *Blobs) Check(sha string, size int64) error {
+	f, err := b.OpenVerified(sha, size)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fmt.Errorf("store: read blob %s: %w", sha, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sha {
+		return fmt.Errorf("store: blob %s: its %d bytes hash to %s: %w", sha, n, got, ErrBlobCorrupt)
+	}
+	return nil
+}
+
+// ReadAll returns a whole blob; meant for small ones in tests and tools (the server streams).
 func (b *Blobs) ReadAll(sha string) ([]byte, error) {
 	f, err := b.Open(sha)
 	if err != nil {

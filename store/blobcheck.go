@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Kinds of BlobProblem.
+const (
+	BlobMissing    = "missing"    // the database records the blob; its file is absent
+	BlobCorrupt    = "corrupt"    // the file's size or sha256 is not the recorded one
+	BlobUnreadable = "unreadable" // the file exists but cannot be read (permissions, I/O)
+	BlobOrphan     = "orphan"     // a blob file no release uses
+)
+
+// BlobUse is one release that needs a blob, as its package or as its icon.
+type BlobUse struct {
+	PackageID string `json:"package_id"`
+	Version   string `json:"version"`
+	Role      string `json:"role"` // package | icon
+}
+
+// String is "id@version (role)".
+func (u BlobUse) String() string { return u.PackageID + "@" + u.Version + " (" + u.Role + ")" }
+
+// BlobRecord is a blob the database records, with its size and the releases that use it.
+type BlobRecord struct {
+	SHA256 string
+	Size   int64
+	Uses   []BlobUse
+}
+
+// BlobProblem is one blob that fails CheckBlobs.
+type BlobProblem struct {
+	Kind   string    `json:"kind"` // BlobMissing, BlobCorrupt, BlobUnreadable or BlobOrphan
+	SHA256 string    `json:"sha256"`
+	Size   int64     `json:"size"` // the recorded size; for a file the database lacks, the file's
+	Uses   []BlobUse `json:"releases"`
+	Detail string    `json:"detail"`
+}
+
+// BlobProgress is reported after each blob CheckBlobs has checked.
+type BlobProgress struct {
+	Done, Total       int
+	Bytes, TotalBytes int64
+	SHA256            string
+}
+
+// BlobRecords returns every blob the database records, ordered by sha256, each with the
+// releases that use it. A scrubber walks these and calls Blobs.Check at its own pace.
+func (s *Store) BlobRecords(ctx context.Context) ([]BlobRecord, error) {
+	uses, err := s.blobUses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT sha256, size FROM blobs ORDER BY sha256")
+	if err != nil {
+		return nil, fmt.Errorf("store: blob records: %w", err)
+	}
+	defer rows.Close()
+	var out []BlobRecord
+	for rows.Next() {
+		var r BlobRecord
+		if err := rows.Scan(&r.SHA256, &r.Size); err != nil {
+			return nil, fmt.Errorf("store: blob records: %w", err)
+		}
+		r.Uses = uses[r.SHA256]
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: blob records: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) blobUses(ctx context.Context) (map[string][]BlobUse, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT sha256, package_id, version, 'package' FROM releases
+		UNION ALL SELECT icon_sha256, package_id, version, 'icon' FROM releases WHERE icon_sha256 IS NOT NULL
+		ORDER BY 2, 3, 4`)
+	if err != nil {
+		return nil, fmt.Errorf("store: blob uses: %w", err)
+	}
+	defer rows.Close()
+	uses := map[string][]BlobUse{}
+	for rows.Next() {
+		var sha string
+		var u BlobUse
+		if err := rows.Scan(&sha, &u.PackageID, &u.Version, &u.Role); err != nil {
+			return nil, fmt.Errorf("store: blob uses: %w", err)
+		}
+		uses[sha] = append(uses[sha], u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: blob uses: %w", err)
+	}
+	return uses, nil
+}
+
+// CheckBlobs re-hashes every blob the database records against its recorded size and
+// sha256, and lists blob files no release uses; progress (may be nil) is called after each
+// blob. It returns the problems ordered by sha256 (none: an empty list); an error means the
+// check itself could not run or ctx ended.
+func (s *Store) CheckBlobs(ctx context.Context, progress func(BlobProgress)) ([]BlobProblem, error) {
+	recs, err := s.BlobRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := BlobProgress{Total: len(recs)}
+	for _, r := range recs {
+		p.TotalBytes += r.Size
+	}
+	probs := []BlobProblem{}
+	for _, r := range recs {
+		if err := ctx.Err(); err != nil {
+			return probs, fmt.Errorf("store: check blobs: %w", err)
+		}
+		if prob := s.checkRecord(r); prob != nil {
+			probs = append(probs, *prob)
+		}
+		p.Done, p.Bytes, p.SHA256 = p.Done+1, p.Bytes+r.Size, r.SHA256
+		if progress != nil {
+			progress(p)
+		}
+	}
+	orphans, err := s.orphanFiles(recs)
+	if err != nil {
+		return probs, err
+	}
+	probs = append(probs, orphans...)
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].SHA256 < probs[j].SHA256 })
+	return probs, nil
+}
+
+// checkRecord checks one recorded blob: a used blob must be whole; an unused one is an
+// orphan when its file is there (and nothing when it is not: nobody needs it).
+func (s *Store) checkRecord(r BlobRecord) *BlobProblem {
+	err := s.Blobs.Check(r.SHA256, r.Size)
+	if len(r.Uses) == 0 {
+		if errors.Is(err, ErrBlobMissing) {
+			return nil
+		}
+		return &BlobProblem{Kind: BlobOrphan, SHA256: r.SHA256, Size: r.Size, Uses: []BlobUse{},
+			Detail: "recorded in the database but no release uses it"}
+	}
+	if err == nil {
+		return nil
+	}
+	kind := BlobUnreadable
+	switch {
+	case errors.Is(err, ErrBlobMissing):
+		kind = BlobMissing
+	case errors.Is(err, ErrBlobCorrupt):
+		kind = BlobCorrupt
+	}
+	return &BlobProblem{Kind: kind, SHA256: r.SHA256, Size: r.Size, Uses: r.Uses, Detail: strings.TrimPrefix(err.Error(), "store: ")}
+}
+
+// orphanFiles lists blob files the database does not record at all.
+func (s *Store) orphanFiles(recs []BlobRecord) ([]BlobProblem, error) {
+	files, err := s.Blobs.List()
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		known[r.SHA256] = true
+	}
+	var out []BlobProblem
+	for _, sha := range files {
+		if known[sha] {
+			continue
+		}
+		size := int64(-1)
+		if st, err := os.Stat(s.Blobs.Path(sha)); err == nil {
+			size = st.Size()
+		}
+		out = append(out, BlobProblem{Kind: BlobOrphan, SHA256: sha, Size: size, Uses: []BlobUse{},
+			Detail: "a file the database does not record (an interrupted publish leaves one; registry serve removes them at start)"})
+	}
+	return out, nil
+}
