@@ -196,6 +196,7 @@ func (s *Service) rebuild(ctx context.Context, force bool) (err error) {
 	s.catalog.Store(cat)
 	s.docs.Store(docs)
 	s.refusal.Store(nil)
+	s.keepLastGood(docs)
 	return nil
 }
 

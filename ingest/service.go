@@ -54,6 +54,7 @@ type Service struct {
 
 	rebuildMu sync.Mutex // one rebuild at a time; publishes are serialised by the store
 	refusal   atomic.Pointer[IndexRefusal]
+	fallback  atomic.Pointer[Fallback]
 	cache     sync.Map // release id → parsed manifest (releases are immutable)
 
 	downloads *downloadCounter

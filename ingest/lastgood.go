@@ -1,0 +1,354 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/store"
+)
+
+// lastGoodDir keeps the documents of the last successful rebuild beside the blobs, so that
+// a start whose rebuild fails still serves hosts the valid index they had. Unlike the
+// per-ETag files of docfile.go (derived, rewritten at every start), these are durable:
+// fsynced, and replaced only by a later successful rebuild, through one rename of
+// lastGoodMeta, which is the commit point.
+const (
+	lastGoodDir  = "last-good"
+	lastGoodMeta = "documents.json"
+)
+
+// Fallback sources: what is in force when the documents were not built from the store.
+const (
+	SourceLastGood = "last-good" // the last good documents, loaded from disk
+	SourceEmpty    = "empty"     // an empty valid index: no last good documents existed
+)
+
+// Fallback describes documents in force that were not built from the store as it is now.
+type Fallback struct {
+	Source      string    `json:"source"` // SourceLastGood or SourceEmpty
+	Serial      int64     `json:"serial"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Entries     int       `json:"entries"`
+	Cause       string    `json:"cause"` // why the rebuild failed
+	At          time.Time `json:"at"`
+}
+
+// lastGood is the commit record of the persisted documents.
+type lastGood struct {
+	Serial      int64        `json:"serial"`
+	GeneratedAt time.Time    `json:"generated_at"`
+	Entries     int          `json:"entries"`
+	Kandev      lastGoodFile `json:"kandev"`
+	Curupira    lastGoodFile `json:"curupira"`
+}
+
+type lastGoodFile struct {
+	File string `json:"file"` // a name inside lastGoodDir
+	ETag string `json:"etag"`
+	Size int    `json:"size"`
+}
+
+// ErrNoLastGood means no rebuild ever succeeded in this data directory.
+var ErrNoLastGood = errors.New("no last good index documents")
+
+// Fallback returns what is in force instead of built documents, or nil when the documents
+// in force come from a rebuild.
+func (s *Service) Fallback() *Fallback { return s.fallback.Load() }
+
+func (s *Service) lastGoodPath(name string) string {
+	return filepath.Join(s.store.Dir(), docDir, lastGoodDir, name)
+}
+
+// keepLastGood persists docs, just swapped in by a successful rebuild, as the last good
+// documents, and ends any fallback. A failure costs only the freshness of the fallback: the
+// documents are in force either way, so it is logged, not returned.
+func (s *Service) keepLastGood(docs *Documents) {
+	s.fallback.Store(nil)
+	if err := s.writeLastGood(docs); err != nil {
+		s.log.Error("the last good index documents were not persisted; a refused rebuild at the next start would serve older ones", "err", err)
+	}
+}
+
+func (s *Service) writeLastGood(docs *Documents) error {
+	dir := s.lastGoodPath("")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("ingest: last good documents: %w", err)
+	}
+	rec := lastGood{Serial: docs.Serial, GeneratedAt: docs.Kandev.LastModified, Entries: docs.Plugins}
+	var err error
+	if rec.Kandev, err = s.writeLastGoodBody("kandev", &docs.Kandev); err != nil {
+		return err
+	}
+	if rec.Curupira, err = s.writeLastGoodBody("curupira", &docs.Curupira); err != nil {
+		return err
+	}
+	meta, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := writeDurable(s.lastGoodPath(lastGoodMeta), meta); err != nil {
+		return fmt.Errorf("ingest: last good documents: %w", err)
+	}
+	s.removeStaleLastGood(rec)
+	return nil
+}
+
+// writeLastGoodBody writes a body under a name derived from its ETag; an unchanged
+// document (often the Curupira one) is already there and costs nothing.
+func (s *Service) writeLastGoodBody(name string, d *Document) (lastGoodFile, error) {
+	f := lastGoodFile{File: fmt.Sprintf("%s-%s.json", name, strings.Trim(d.ETag, `"`)), ETag: d.ETag, Size: len(d.Body)}
+	path := s.lastGoodPath(f.File)
+	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(f.Size) {
+		return f, nil
+	}
+	if err := writeDurable(path, d.Body); err != nil {
+		return f, fmt.Errorf("ingest: last good %s document: %w", name, err)
+	}
+	return f, nil
+}
+
+// removeStaleLastGood removes bodies the committed record no longer names; only after the
+// commit, so that a crash at any point leaves a record whose files exist.
+func (s *Service) removeStaleLastGood(rec lastGood) {
+	old, _ := filepath.Glob(s.lastGoodPath("*-*.json"))
+	for _, p := range old {
+		if name := filepath.Base(p); name != rec.Kandev.File && name != rec.Curupira.File {
+			_ = os.Remove(p)
+		}
+	}
+}
+
+// writeDurable writes data to path so that after a crash the path holds either its old
+// content or data, whole: temporary file, fsync, rename, fsync of the folder.
+func writeDurable(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// loadLastGood reads the persisted documents back, checking each body against the size
+// and ETag its record names (a torn or altered file is never served).
+func (s *Service) loadLastGood() (*Documents, *lastGood, error) {
+	meta, err := os.ReadFile(s.lastGoodPath(lastGoodMeta))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, ErrNoLastGood
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("ingest: last good documents: %w", err)
+	}
+	var rec lastGood
+	if err := json.Unmarshal(meta, &rec); err != nil {
+		return nil, nil, fmt.Errorf("ingest: last good documents: %s does not decode: %w", s.lastGoodPath(lastGoodMeta), err)
+	}
+	kd, err := s.readLastGoodBody(rec.Kandev, rec.GeneratedAt)
+	if err != nil {
+		return nil, nil, err
+	}
+	cd, err := s.readLastGoodBody(rec.Curupira, rec.GeneratedAt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Documents{Kandev: kd, Curupira: cd, Serial: rec.Serial, Plugins: rec.Entries}, &rec, nil
+}
+
+func (s *Service) readLastGoodBody(f lastGoodFile, at time.Time) (Document, error) {
+	path := s.lastGoodPath(filepath.Base(f.File))
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return Document{}, fmt.Errorf("ingest: last good document: %w", err)
+	}
+	d, err := newDocument(body, at)
+	if err != nil {
+		return Document{}, err
+	}
+	if len(body) != f.Size || d.ETag != f.ETag {
+		return Document{}, fmt.Errorf("ingest: last good document %s is %d bytes with ETag %s; its record says %d bytes, ETag %s (damaged on disk)",
+			path, len(body), d.ETag, f.Size, f.ETag)
+	}
+	d.File = path
+	return d, nil
+}
+
+// ServeLastGood puts documents in force after the rebuild at start failed with cause: the
+// last good documents from disk, else an empty valid index. The refusal records the cause
+// and what is served instead; the catalog (pages, API) shows the releases those documents
+// name. It does nothing when documents are already in force. The next successful rebuild
+// ends the fallback.
+func (s *Service) ServeLastGood(ctx context.Context, cause error) (*Fallback, error) {
+	s.rebuildMu.Lock()
+	defer s.rebuildMu.Unlock()
+	if s.docs.Load() != nil {
+		return s.fallback.Load(), nil
+	}
+	fb := &Fallback{Source: SourceLastGood, Cause: causeOf(cause, s.refusal.Load()), At: s.now()}
+	docs, rec, err := s.loadLastGood()
+	if err != nil {
+		if !errors.Is(err, ErrNoLastGood) {
+			s.log.Error("the last good index documents cannot be served", "err", err)
+		}
+		if docs, err = s.emptyDocuments(); err != nil {
+			return nil, err
+		}
+		fb.Source, fb.GeneratedAt = SourceEmpty, docs.Kandev.LastModified
+	} else {
+		fb.Serial, fb.GeneratedAt, fb.Entries = rec.Serial, rec.GeneratedAt, rec.Entries
+	}
+	s.catalog.Store(s.catalogOf(ctx, docs))
+	s.docs.Store(docs)
+	s.fallback.Store(fb)
+	s.refusal.Store(&IndexRefusal{At: fb.At, Reason: fb.Cause + "; " + fb.Describe()})
+	return fb, nil
+}
+
+// Describe says what is served instead of built documents, for logs and /readyz.
+func (fb *Fallback) Describe() string {
+	if fb.Source == SourceEmpty {
+		return "serving an empty index: no rebuild ever succeeded in this data directory, so there are no last good documents"
+	}
+	return fmt.Sprintf("serving the last good documents (serial %d, generated %s, %d entries)",
+		fb.Serial, fb.GeneratedAt.UTC().Format(time.RFC3339), fb.Entries)
+}
+
+func causeOf(cause error, refusal *IndexRefusal) string {
+	if refusal != nil {
+		return "index rebuild refused: " + refusal.Reason
+	}
+	if cause == nil {
+		return "index rebuild failed"
+	}
+	return "index rebuild failed: " + cause.Error()
+}
+
+// emptyDocuments is a valid index without entries. Its serial is 0, below that of any
+// built document, so a host that compares serials takes the next real build as newer.
+func (s *Service) emptyDocuments() (*Documents, error) {
+	now := s.now()
+	snap := index.Snapshot{GeneratedAt: now,
+		Source: index.Source{Name: s.cfg.SourceName, URL: s.cfg.PublicURL + "/index.json"}}
+	kb, err := index.BuildKandev(snap)
+	if err != nil {
+		return nil, err
+	}
+	cb, err := index.BuildCurupira(snap)
+	if err != nil {
+		return nil, err
+	}
+	kd, err := newDocument(kb, now)
+	if err != nil {
+		return nil, err
+	}
+	cd, err := newDocument(cb, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Documents{Kandev: kd, Curupira: cd}, nil
+}
+
+// catalogOf is the catalog of the releases docs name, so that pages and the API agree with
+// the index served; every stored release stays downloadable. It is best effort: a release
+// that cannot be read is left out and logged, never a reason not to start.
+func (s *Service) catalogOf(ctx context.Context, docs *Documents) *Catalog {
+	cat := &Catalog{byID: map[string]*Item{}, byFile: map[string]string{}}
+	named, err := namedVersions(docs)
+	if err != nil {
+		s.log.Error("the served index documents do not decode; pages show no package", "err", err)
+	}
+	rels, err := s.store.AllReleases(ctx)
+	if err != nil {
+		s.log.Error("releases unreadable; pages show no package", "err", err)
+		return cat
+	}
+	pkgs, err := s.store.Packages(ctx)
+	if err != nil {
+		s.log.Error("packages unreadable; pages show no package", "err", err)
+		return cat
+	}
+	chosen, downloads := map[string]*store.Release{}, map[string]int64{}
+	for _, r := range rels {
+		cat.byFile[FileID(r.PackageID)] = r.PackageID
+		downloads[r.PackageID] += r.Downloads
+		if named[r.PackageID] == r.Version {
+			chosen[r.PackageID] = r
+		}
+	}
+	for _, it := range s.listedItems(chosen, pkgs, downloads) {
+		if err := s.fillItem(ctx, it); err != nil {
+			s.log.Error("release left out of the pages", "id", it.ID, "version", it.Latest.Version, "err", err)
+			continue
+		}
+		cat.Items = append(cat.Items, it)
+		cat.byID[it.ID] = it
+	}
+	return cat
+}
+
+// listedItems pairs each chosen release with its entry in the curated list in force.
+func (s *Service) listedItems(chosen map[string]*store.Release, pkgs map[string]*store.Package, downloads map[string]int64) []*Item {
+	var items []*Item
+	l := s.List()
+	for i := range l.Plugins {
+		e := &l.Plugins[i]
+		if r, ok := chosen[e.ID]; ok && r.Kind != "extension" {
+			items = append(items, &Item{ID: e.ID, Kind: r.Kind, Entry: e, Package: pkgs[e.ID], Latest: r, Downloads: downloads[e.ID]})
+		}
+	}
+	for i := range l.Extensions {
+		e := &l.Extensions[i]
+		if r, ok := chosen[e.Name]; ok && r.Kind == "extension" {
+			items = append(items, &Item{ID: e.Name, Kind: r.Kind, ExtEntry: e, Package: pkgs[e.Name], Latest: r, Downloads: downloads[e.Name]})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
+	return items
+}
+
+// namedVersions maps each id in the documents to the version they list.
+func namedVersions(docs *Documents) (map[string]string, error) {
+	var k struct {
+		Plugins []struct{ ID, Version string } `json:"plugins"`
+	}
+	var c struct {
+		Extensions []struct{ Name, Version string } `json:"extensions"`
+	}
+	out := map[string]string{}
+	if err := json.Unmarshal(docs.Kandev.Body, &k); err != nil {
+		return out, fmt.Errorf("index.json: %w", err)
+	}
+	if err := json.Unmarshal(docs.Curupira.Body, &c); err != nil {
+		return out, fmt.Errorf("curupira/index.json: %w", err)
+	}
+	for _, p := range k.Plugins {
+		out[p.ID] = p.Version
+	}
+	for _, e := range c.Extensions {
+		out[e.Name] = e.Version
+	}
+	return out, nil
+}

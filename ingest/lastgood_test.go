@@ -1,0 +1,274 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/pack"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/verify"
+)
+
+const lastGoodList = `plugins:
+  - id: acme-hello
+    repo: acme/kandev-plugin-hello
+    owners: [acme]
+  - id: acme-broken
+    repo: acme/kandev-plugin-broken
+    owners: [acme]
+`
+
+var admin = Actor{Name: "admin", Admin: true}
+
+// MustService opens a Service over a store in dir with the test list and cfg.
+func MustService(tb testing.TB, st *store.Store, cfg Config) *Service {
+	tb.Helper()
+	l, probs := index.ParseList([]byte(lastGoodList))
+	if probs.HasErrors() {
+		tb.Fatalf("list: %v", probs)
+	}
+	cfg.PublicURL = "http://registry.test"
+	cfg.Plugin, cfg.Canvas = verify.PluginLimits(), verify.CanvasLimits()
+	return New(st, l, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func MustStore(tb testing.TB, dir string) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func helloPackage(tb testing.TB, version, description string) []byte {
+	tb.Helper()
+	manifest := "id: acme-hello\napi_version: 2\nversion: \"" + version + "\"\ndisplay_name: Hello\ndescription: " + description +
+		"\nauthor: Acme\ncategories: [tools]\nruntime:\n  type: binary\n  executables:\n    linux-amd64: server/plugin-linux-amd64\n"
+	fsys := fstest.MapFS{
+		"manifest.yaml":             {Data: []byte(manifest)},
+		"server/plugin-linux-amd64": {Data: []byte("#!/bin/sh\necho hello\n"), Mode: 0o755},
+	}
+	var buf bytes.Buffer
+	if err := pack.FS(fsys, &buf); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func mustPublish(tb testing.TB, svc *Service, version, description string) {
+	tb.Helper()
+	_, err := svc.Publish(context.Background(), PublishInput{Package: bytes.NewReader(helloPackage(tb, version, description)),
+		FileName: "acme-hello-" + version + ".tar.gz", Actor: admin})
+	if err != nil {
+		tb.Fatalf("publish acme-hello@%s: %v", version, err)
+	}
+}
+
+// insertBroken stores a release whose manifest no longer parses, as data written by an
+// older registry can be: no rebuild can include it.
+func insertBroken(tb testing.TB, st *store.Store) {
+	tb.Helper()
+	sha, err := st.Blobs.Put([]byte("not a package"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rel := &store.Release{PackageID: "acme-broken", Version: "1.0.0", Kind: "plugin", SHA256: sha, Size: 13,
+		Manifest: []byte("id: [unclosed"), PublishedBy: "old-registry"}
+	if _, err := st.InsertRelease(context.Background(), rel, store.AuditEntry{Actor: "test", Action: "publish", Target: "acme-broken@1.0.0", Outcome: "ok"}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func gunzip(tb testing.TB, b []byte) []byte {
+	tb.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// A start whose rebuild is refused serves the bytes of the last successful rebuild, which
+// an earlier process persisted, and its catalog agrees with them.
+func TestServeLastGoodAfterRefusedRebuild(t *testing.T) {
+	ctx := context.Background()
+	st := MustStore(t, t.TempDir())
+	first := MustService(t, st, Config{})
+	mustPublish(t, first, "1.0.0", "Says hello")
+	good := first.Documents()
+
+	// The same data, under a cap no index fits: what a restart sees after a poisoned publish.
+	svc := MustService(t, st, Config{MaxIndexBytes: 64})
+	cause := svc.Rebuild(ctx)
+	if cause == nil {
+		t.Fatal("rebuild under a 64-byte cap succeeded")
+	}
+	fb, err := svc.ServeLastGood(ctx, cause)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Fallback{Source: SourceLastGood, Serial: good.Serial, GeneratedAt: good.Kandev.LastModified, Entries: 1}
+	if diff := cmp.Diff(want, fb, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Cause" || p.Last().String() == ".At" }, cmp.Ignore())); diff != "" {
+		t.Errorf("fallback (-want +got):\n%s", diff)
+	}
+	docs := svc.Documents()
+	for name, pair := range map[string][2]Document{"kandev": {good.Kandev, docs.Kandev}, "curupira": {good.Curupira, docs.Curupira}} {
+		w, g := pair[0], pair[1]
+		if !bytes.Equal(w.Body, g.Body) || w.ETag != g.ETag || !w.LastModified.Equal(g.LastModified) {
+			t.Errorf("%s: served %q (ETag %s), want the last good %q (ETag %s)", name, g.Body, g.ETag, w.Body, w.ETag)
+		}
+		if !bytes.Equal(gunzip(t, g.Gzip), w.Body) {
+			t.Errorf("%s: gzip bytes do not decompress to the body", name)
+		}
+	}
+	r := svc.LastRefusal()
+	if r == nil || !strings.Contains(r.Reason, "64-byte host cap") || !strings.Contains(r.Reason, "serving the last good documents") {
+		t.Errorf("refusal = %+v, want the cap and what is served instead", r)
+	}
+	if it, ok := svc.Catalog().Item("acme-hello"); !ok || it.Latest.Version != "1.0.0" {
+		t.Errorf("catalog does not list the served acme-hello@1.0.0: %+v", svc.Catalog().Items)
+	}
+	if _, ok := svc.Catalog().PackageIDForFile("acme-hello"); !ok {
+		t.Error("the served release is not downloadable through the catalog")
+	}
+}
+
+// With no successful rebuild ever, the fallback is an empty index a host accepts.
+func TestServeLastGoodWithoutOneServesAnEmptyIndex(t *testing.T) {
+	ctx := context.Background()
+	svc := MustService(t, MustStore(t, t.TempDir()), Config{MaxIndexBytes: 64})
+	cause := svc.Rebuild(ctx)
+	if cause == nil {
+		t.Fatal("rebuild under a 64-byte cap succeeded")
+	}
+	fb, err := svc.ServeLastGood(ctx, cause)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fb.Source != SourceEmpty || !strings.Contains(fb.Describe(), "empty index") {
+		t.Errorf("fallback = %+v (%s), want an empty index", fb, fb.Describe())
+	}
+	docs := svc.Documents()
+	if probs := index.CheckKandev(docs.Kandev.Body); probs.HasErrors() {
+		t.Errorf("empty index.json is not valid for a host: %v\n%s", probs, docs.Kandev.Body)
+	}
+	if probs := index.CheckCurupira(docs.Curupira.Body); probs.HasErrors() {
+		t.Errorf("empty curupira index is not valid for a host: %v\n%s", probs, docs.Curupira.Body)
+	}
+	if !strings.Contains(string(docs.Kandev.Body), `"plugins":[]`) {
+		t.Errorf("empty index lists plugins: %s", docs.Kandev.Body)
+	}
+}
+
+// An unparsable stored manifest fails the rebuild at start; once the operator yanks that
+// release, the next rebuild succeeds and ends the fallback.
+func TestFallbackEndsWithTheNextSuccessfulRebuild(t *testing.T) {
+	ctx := context.Background()
+	st := MustStore(t, t.TempDir())
+	mustPublish(t, MustService(t, st, Config{}), "1.0.0", "Says hello")
+	insertBroken(t, st)
+	svc := MustService(t, st, Config{})
+	cause := svc.Rebuild(ctx)
+	if cause == nil || !strings.Contains(cause.Error(), "no longer parses") {
+		t.Fatalf("rebuild with a broken stored manifest: %v", cause)
+	}
+	if _, err := svc.ServeLastGood(ctx, cause); err != nil {
+		t.Fatal(err)
+	}
+	if r := svc.LastRefusal(); r == nil || !strings.Contains(r.Reason, "no longer parses") {
+		t.Errorf("refusal = %+v, want the rebuild's error", r)
+	}
+	if err := st.SetYanked(ctx, "acme-broken", "1.0.0", true, "poisoned", store.AuditEntry{Actor: "cli", Action: "yank"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fb, r := svc.Fallback(), svc.LastRefusal(); fb != nil || r != nil {
+		t.Errorf("after a successful rebuild: fallback %+v, refusal %+v; want neither", fb, r)
+	}
+}
+
+// Each successful rebuild replaces the persisted documents, leaving only the files its
+// record names; a damaged body is never served.
+func TestLastGoodIsReplacedAndChecked(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := MustStore(t, dir)
+	svc := MustService(t, st, Config{})
+	mustPublish(t, svc, "1.0.0", "Says hello")
+	mustPublish(t, svc, "1.1.0", "Says hello again")
+	files, _ := filepath.Glob(filepath.Join(dir, "index", "last-good", "*"))
+	for i := range files {
+		files[i] = filepath.Base(files[i])
+	}
+	want := []string{"curupira-" + strings.Trim(svc.Documents().Curupira.ETag, `"`) + ".json", "documents.json",
+		"kandev-" + strings.Trim(svc.Documents().Kandev.ETag, `"`) + ".json"}
+	if diff := cmp.Diff(want, files); diff != "" {
+		t.Errorf("last-good files (-want +got):\n%s", diff)
+	}
+
+	kandev := filepath.Join(dir, "index", "last-good", want[2])
+	body, err := os.ReadFile(kandev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kandev, bytes.Replace(body, []byte("1.1.0"), []byte("6.6.6"), 1), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	restarted := MustService(t, st, Config{MaxIndexBytes: 64})
+	fb, err := restarted.ServeLastGood(ctx, errors.New("refused"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fb.Source != SourceEmpty || bytes.Contains(restarted.Documents().Kandev.Body, []byte("6.6.6")) {
+		t.Errorf("a damaged last good document was served: %+v %s", fb, restarted.Documents().Kandev.Body)
+	}
+}
+
+// BenchmarkKeepLastGood measures what persisting the documents adds to every successful
+// rebuild (two bodies and the record, each fsynced), at document sizes up to the 5 MiB cap.
+func BenchmarkKeepLastGood(b *testing.B) {
+	for _, kib := range []int{16, 256, 1024, 5120} {
+		b.Run(fmt.Sprintf("%dKiB", kib), func(b *testing.B) {
+			svc := MustService(b, MustStore(b, b.TempDir()), Config{})
+			var docs [2]Document // alternate, so that every write has a new ETag, as after a publish
+			for i := range docs {
+				body := bytes.Repeat([]byte{byte('a' + i)}, kib<<10)
+				d, err := newDocument(body, time.Now())
+				if err != nil {
+					b.Fatal(err)
+				}
+				docs[i] = d
+			}
+			b.SetBytes(2 * int64(kib<<10))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				d := docs[i%2]
+				if err := svc.writeLastGood(&Documents{Kandev: d, Curupira: d, Serial: int64(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
