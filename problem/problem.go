@@ -5,6 +5,7 @@ package problem
 import (
 	"fmt"
 	"sort"
+	"unicode/utf8"
 )
 
 // Severity says whether a problem refuses the package (Error) or only informs (Warning).
@@ -117,4 +118,121 @@ func (l List) Has(rule string) bool {
 		}
 	}
 	return false
+}
+
+// MaxListed is how many problems a report lists before it summarises the rest: enough to
+// show an author every distinct mistake of a real package, few enough that a hostile one
+// (200 000 symbolic links, say) draws a response of tens of kilobytes, not megabytes.
+const MaxListed = 100
+
+// MaxFieldLen bounds the bytes of a listed problem's Path, File and Message: names and
+// values quoted from a package (a 1 MiB PAX path, say) are clipped to it, so 100 listed
+// problems stay under a few hundred kilobytes.
+const MaxFieldLen = 1024
+
+// Capped collects problems with bounded memory: the first max are kept (each field
+// clipped to MaxFieldLen); past that only a count per rule and severity is kept, and List
+// ends with one summary problem per such pair.
+//
+// A summary keeps the rule id and severity of what it stands for (rather than a separate
+// "truncated" rule) so that HasErrors, Has and Rules answer for the capped list exactly as
+// for the whole one: a tool keyed on rule ids still sees every rule that fired.
+type Capped struct {
+	max   int
+	kept  List
+	more  map[summaryKey]int
+	order []summaryKey
+}
+
+type summaryKey struct {
+	rule     string
+	severity Severity
+}
+
+// NewCapped returns a collector that lists at most max problems (MaxListed when max <= 0).
+func NewCapped(max int) *Capped {
+	if max <= 0 {
+		max = MaxListed
+	}
+	return &Capped{max: max, more: map[summaryKey]int{}}
+}
+
+// Add collects one problem.
+func (c *Capped) Add(p Problem) {
+	if len(c.kept) < c.max {
+		c.kept = append(c.kept, clipped(p))
+		return
+	}
+	k := summaryKey{p.Rule, p.Severity}
+	if _, ok := c.more[k]; !ok {
+		c.order = append(c.order, k)
+	}
+	c.more[k]++
+}
+
+// AddAll collects every problem of l, in order.
+func (c *Capped) AddAll(l List) {
+	for _, p := range l {
+		c.Add(p)
+	}
+}
+
+// Errorf collects an error-severity problem about file.
+func (c *Capped) Errorf(rule, file, format string, args ...any) {
+	c.Add(Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: Error})
+}
+
+// Warnf collects a warning-severity problem about file.
+func (c *Capped) Warnf(rule, file, format string, args ...any) {
+	c.Add(Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: Warning})
+}
+
+// Total is the number of problems collected, listed or not.
+func (c *Capped) Total() int {
+	n := len(c.kept)
+	for _, m := range c.more {
+		n += m
+	}
+	return n
+}
+
+// List returns the kept problems followed by one summary per rule and severity that was
+// past the cap, in the order those rules were first dropped.
+func (c *Capped) List() List {
+	out := make(List, len(c.kept), len(c.kept)+len(c.order))
+	copy(out, c.kept)
+	for _, k := range c.order {
+		out = append(out, Problem{
+			Rule:     k.rule,
+			Severity: k.severity,
+			Message:  fmt.Sprintf("and %d more of rule %s, not listed: a report lists the first %d problems of %d; fix those and check again", c.more[k], k.rule, c.max, c.Total()),
+		})
+	}
+	return out
+}
+
+// Cap returns l with at most max problems listed (MaxListed when max <= 0), the rest
+// summarised as Capped.List does.
+func (l List) Cap(max int) List {
+	c := NewCapped(max)
+	c.AddAll(l)
+	return c.List()
+}
+
+func clipped(p Problem) Problem {
+	p.Path, p.File, p.Message = clip(p.Path), clip(p.File), clip(p.Message)
+	return p
+}
+
+// clip shortens s to at most MaxFieldLen bytes on a rune boundary, saying how long it was.
+func clip(s string) string {
+	if len(s) <= MaxFieldLen {
+		return s
+	}
+	note := fmt.Sprintf("... (%d bytes in all)", len(s))
+	cut := MaxFieldLen - len(note)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + note
 }
