@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/problem"
 )
 
@@ -154,7 +157,94 @@ func LoadList(path string) (*List, problem.List, error) {
 		return nil, nil, fmt.Errorf("index: read %s: %w", path, errTooLarge)
 	}
 	l, probs := ParseList(data)
+	probs = append(probs, CheckFileIDs(data, l)...)
 	return l, probs.InFile(path), nil
+}
+
+// CheckFileIDs refuses two entries of any kind that map to the same file id
+// (extension.FileID): "@acme/hello" and a plugin "acme-hello" would both be served at
+// /packages/acme-hello/acme-hello-<version>.tar.gz, so one of the two index entries could
+// never match its sha256. data is the list's source, read again only for the entries' lines.
+func CheckFileIDs(data []byte, l *List) problem.List {
+	if l == nil {
+		return nil
+	}
+	var probs problem.List
+	lines := entryPositions(data)
+	first := map[string]listed{}
+	add := func(e listed) {
+		prev, dup := first[e.fileID]
+		if !dup {
+			first[e.fileID] = e
+			return
+		}
+		probs = append(probs, problem.Problem{Rule: "registry.file_id.collision", Severity: problem.Error,
+			Path: fmt.Sprintf("%s (line %d, column %d)", e.pos.path, e.pos.line, e.pos.column),
+			Message: fmt.Sprintf("%s %q and %s %q (%s, line %d) share the file id %q: both would be served at /packages/%s/%s-<version>.tar.gz. "+
+				"Rename one of them (ids and file ids must be unique across plugins and extensions)",
+				e.kind, e.name, prev.kind, prev.name, prev.pos.path, prev.pos.line, e.fileID, e.fileID, e.fileID)})
+	}
+	for _, e := range l.Plugins {
+		add(listed{kind: "plugin", name: e.ID, fileID: extension.FileID(e.ID), pos: lines.plugins[e.ID]})
+	}
+	for _, e := range l.Extensions {
+		add(listed{kind: "extension", name: e.Name, fileID: extension.FileID(e.Name), pos: lines.extensions[e.Name]})
+	}
+	return probs
+}
+
+// listed is one entry as CheckFileIDs compares them.
+type listed struct {
+	kind, name, fileID string
+	pos                position
+}
+
+// position is where an entry's id or name is written.
+type position struct {
+	path         string // plugins[2].id
+	line, column int
+}
+
+type positions struct{ plugins, extensions map[string]position }
+
+// entryPositions finds the first position of every plugins[].id and extensions[].name.
+// Decoding into a yaml.Node does not expand aliases, so this is linear in len(data).
+func entryPositions(data []byte) positions {
+	out := positions{plugins: map[string]position{}, extensions: map[string]position{}}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return out
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		switch root.Content[i].Value {
+		case "plugins":
+			collectPositions(out.plugins, root.Content[i+1], "plugins", "id")
+		case "extensions":
+			collectPositions(out.extensions, root.Content[i+1], "extensions", "name")
+		}
+	}
+	return out
+}
+
+func collectPositions(into map[string]position, seq *yaml.Node, section, key string) {
+	if seq.Kind != yaml.SequenceNode {
+		return
+	}
+	for i, item := range seq.Content {
+		if item.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			v := item.Content[j+1]
+			if item.Content[j].Value != key || v.Kind != yaml.ScalarNode {
+				continue
+			}
+			if _, seen := into[v.Value]; !seen {
+				into[v.Value] = position{path: fmt.Sprintf("%s[%d].%s", section, i, key), line: v.Line, column: v.Column}
+			}
+		}
+	}
 }
 
 var errTooLarge = errors.New("file larger than 8 MiB")

@@ -236,3 +236,44 @@ func TestByRepo(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadListRefusesFileIDCollisions: entries of any kind that would share a download
+// URL (/packages/<file id>/<file id>-<version>.tar.gz) are refused, naming both entries.
+func TestLoadListRefusesFileIDCollisions(t *testing.T) {
+	path := filepath.Join("testdata", "file-id-collision.yaml")
+	_, probs, err := index.LoadList(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"error registry.file_id.collision extensions[0].name (line 7, column 11)",
+		"error registry.file_id.collision extensions[2].name (line 11, column 11)",
+	}
+	if diff := cmp.Diff(want, summary(probs)); diff != "" {
+		t.Fatalf("problems (-want +got):\n%s\n%v", diff, probs)
+	}
+	for i, says := range [][]string{
+		{`extension "@acme/hello"`, `plugin "acme-hello" (plugins[0].id, line 2)`, `file id "acme-hello"`, "/packages/acme-hello/acme-hello-<version>.tar.gz", "Rename one"},
+		{`extension "@acme-tools/x"`, `extension "@acme/tools-x" (extensions[1].name, line 9)`, `file id "acme-tools-x"`},
+	} {
+		for _, s := range says {
+			if !strings.Contains(probs[i].Message, s) {
+				t.Errorf("problem %d %q does not say %q", i, probs[i].Message, s)
+			}
+		}
+		if probs[i].File != path {
+			t.Errorf("problem %d file %q, want %q", i, probs[i].File, path)
+		}
+	}
+}
+
+func TestCheckFileIDsDistinct(t *testing.T) {
+	data := []byte("plugins:\n  - id: acme-hello\n    repo: acme/a\nextensions:\n  - name: \"@acme/hello-x\"\n    repo: acme/b\n  - name: hello\n    repo: acme/c\n")
+	l, probs := index.ParseList(data)
+	if probs.HasErrors() {
+		t.Fatal(probs)
+	}
+	if got := index.CheckFileIDs(data, l); len(got) != 0 {
+		t.Errorf("distinct file ids refused: %v", got)
+	}
+}

@@ -16,6 +16,7 @@ func TestCmdLint(t *testing.T) {
 	bad := filepath.Join(fixtures, "invalid", "bad-owner.yaml")
 	warn := filepath.Join(fixtures, "warnings.yaml")
 	missing := filepath.Join(t.TempDir(), "absent.yaml")
+	collision := filepath.Join("..", "..", "index", "testdata", "file-id-collision.yaml")
 	tests := []struct {
 		name       string
 		args       []string
@@ -35,6 +36,12 @@ func TestCmdLint(t *testing.T) {
 				warn + ": ok, 1 plugins, 0 extensions, 1 warnings\n", ""},
 		{"document-level problem", []string{filepath.Join(fixtures, "invalid", "empty.yaml")}, exitInvalid,
 			filepath.Join(fixtures, "invalid", "empty.yaml") + ":1:1: error [registry.yaml] the file is empty; expected a mapping with a top-level plugins: list\n", ""},
+		{"file id collision", []string{collision}, exitInvalid,
+			collision + `:7:11: error [registry.file_id.collision] extensions[0].name: extension "@acme/hello" and plugin "acme-hello" (plugins[0].id, line 2) share the file id "acme-hello": ` +
+				"both would be served at /packages/acme-hello/acme-hello-<version>.tar.gz. Rename one of them (ids and file ids must be unique across plugins and extensions)\n" +
+				collision + `:11:11: error [registry.file_id.collision] extensions[2].name: extension "@acme-tools/x" and extension "@acme/tools-x" (extensions[1].name, line 9) share the file id "acme-tools-x": ` +
+				"both would be served at /packages/acme-tools-x/acme-tools-x-<version>.tar.gz. Rename one of them (ids and file ids must be unique across plugins and extensions)\n",
+			"2 errors, 0 warnings"},
 		{"missing file", []string{missing}, exitUsage, "", "registry lint: index: load list"},
 		{"two files", []string{official, bad}, exitUsage, "", "usage: registry lint"},
 		{"unknown flag", []string{"--nope"}, exitUsage, "", "flag provided but not defined"},
