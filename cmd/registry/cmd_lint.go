@@ -13,7 +13,8 @@ import (
 const lintUsage = `usage: registry lint [FILE]
 
 Checks a curated registry list (default ./plugins.yaml) strictly: unknown fields, wrong
-types, duplicate ids, bad ids and repositories, previews, signing blocks and owners.
+types, duplicate ids, entries of any kind sharing a file id (download URL), bad ids and
+repositories, previews, signing blocks and owners.
 Prints every problem as FILE:LINE:COL: severity [rule] field: message.
 Exit status: 0 when there is no error (warnings allowed), 1 when there is one, 2 when the
 file cannot be read.
