@@ -46,86 +46,65 @@ type Config struct {
 	RatePublish int
 	RateSearch  int
 	TrustProxy  bool
+
+	// problems are the flag and environment values that did not parse; validate reports
+	// them with every other problem, so one start names every mistake.
+	problems []error
 }
 
-// bindServeFlags declares serve's flags with environment-variable defaults.
+// Expected forms, shown when a value does not parse.
+const (
+	formRate      = "a whole number of requests per minute such as 60, or 0 to turn the limit off"
+	formThreshold = "a whole number, 0 or more, such as 1"
+	formBool      = "true or false"
+)
+
+// bindServeFlags declares serve's flags; each flag's environment variable sets it unless
+// the flag is given. A malformed value, from either, is kept in cfg.problems rather than
+// replaced by the default.
 func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
-	fs.StringVar(&cfg.Addr, "addr", envDefault(c, "REGISTRY_ADDR", "127.0.0.1:8080"), "listen address (REGISTRY_ADDR)")
-	fs.StringVar(&cfg.DataDir, "data", envDefault(c, "REGISTRY_DATA", "./data"), "data directory: SQLite file and blobs (REGISTRY_DATA)")
-	fs.StringVar(&cfg.PluginsPath, "plugins", envDefault(c, "REGISTRY_PLUGINS", "./plugins.yaml"), "curated list (REGISTRY_PLUGINS)")
-	fs.StringVar(&cfg.PublicURL, "public-url", envDefault(c, "REGISTRY_PUBLIC_URL", ""), "base of every absolute URL emitted; default http://<addr> (REGISTRY_PUBLIC_URL)")
-	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", envInt64(c, "REGISTRY_MAX_BODY", 100<<20), "publish upload limit in bytes (REGISTRY_MAX_BODY)")
-	fs.BoolVar(&cfg.Demo, "demo", envDefault(c, "REGISTRY_DEMO", "") == "true", "publish the bundled examples when the data directory is empty (REGISTRY_DEMO=true)")
-	fs.StringVar(&cfg.SiteName, "site-name", envDefault(c, "REGISTRY_SITE_NAME", "Plugin Registry"), "name shown on pages and in index.json source (REGISTRY_SITE_NAME)")
-	fs.StringVar(&cfg.SigstoreTrustedRoot, "sigstore-trusted-root", envDefault(c, "REGISTRY_SIGSTORE_TRUSTED_ROOT", ""), "trusted_root.json for offline Sigstore verification (REGISTRY_SIGSTORE_TRUSTED_ROOT)")
-	fs.IntVar(&cfg.SigstoreTlog, "sigstore-tlog-threshold", int(envInt64(c, "REGISTRY_SIGSTORE_TLOG_THRESHOLD", 1)), "transparency log entries required")
-	fs.IntVar(&cfg.SigstoreTimestamps, "sigstore-timestamp-threshold", int(envInt64(c, "REGISTRY_SIGSTORE_TIMESTAMP_THRESHOLD", 1)), "verified timestamps required")
-	fs.IntVar(&cfg.SigstoreSCTs, "sigstore-sct-threshold", int(envInt64(c, "REGISTRY_SIGSTORE_SCT_THRESHOLD", 1)), "signed certificate timestamps required")
-	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", envDefault(c, "REGISTRY_OIDC_ISSUER", "https://token.actions.githubusercontent.com"), "trusted publishing OIDC issuer; \"off\" disables (REGISTRY_OIDC_ISSUER)")
-	fs.StringVar(&cfg.OIDCAudience, "oidc-audience", envDefault(c, "REGISTRY_OIDC_AUDIENCE", ""), "OIDC audience; default the public URL (REGISTRY_OIDC_AUDIENCE)")
-	fs.StringVar(&cfg.GitHubAPI, "github-api", envDefault(c, "REGISTRY_GITHUB_API", "https://api.github.com"), "GitHub API base for pull sync (REGISTRY_GITHUB_API)")
-	fs.DurationVar(&cfg.SyncInterval, "sync-interval", envDuration(c, "REGISTRY_SYNC_INTERVAL", 15*time.Minute), "pull sync interval; 0 disables (REGISTRY_SYNC_INTERVAL)")
-	fs.StringVar(&cfg.LogFormat, "log-format", envDefault(c, "REGISTRY_LOG_FORMAT", "text"), "text or json (REGISTRY_LOG_FORMAT)")
-	fs.IntVar(&cfg.RateAuth, "rate-auth", int(envInt64(c, "REGISTRY_RATE_AUTH", server.DefaultRateAuth)), "OIDC exchanges and failed token attempts per minute per IP; 0 disables (REGISTRY_RATE_AUTH)")
-	fs.IntVar(&cfg.RatePublish, "rate-publish", int(envInt64(c, "REGISTRY_RATE_PUBLISH", server.DefaultRatePublish)), "publishes and other writes per minute per IP and per token; 0 disables (REGISTRY_RATE_PUBLISH)")
-	fs.IntVar(&cfg.RateSearch, "rate-search", int(envInt64(c, "REGISTRY_RATE_SEARCH", server.DefaultRateSearch)), "searches per minute per IP and per token; 0 disables (REGISTRY_RATE_SEARCH)")
-	fs.BoolVar(&cfg.TrustProxy, "trust-proxy", envDefault(c, "REGISTRY_TRUST_PROXY", "") == "true", "rate-limit by X-Forwarded-For from loopback/private proxies (REGISTRY_TRUST_PROXY=true)")
+	b := &binder{fs: fs, c: c, problems: &cfg.problems}
+	b.addr(&cfg.Addr, "addr", "REGISTRY_ADDR", "127.0.0.1:8080", "listen address")
+	b.str(&cfg.DataDir, "data", "REGISTRY_DATA", "./data", "data directory: SQLite file and blobs")
+	b.str(&cfg.PluginsPath, "plugins", "REGISTRY_PLUGINS", "./plugins.yaml", "curated list")
+	b.url(&cfg.PublicURL, "public-url", "REGISTRY_PUBLIC_URL", "", "https://plugins.example.com", "", "base of every absolute URL emitted; default http://<addr>")
+	b.int64(&cfg.MaxBodyBytes, "max-body", "REGISTRY_MAX_BODY", 100<<20, 1<<20,
+		"a whole number of bytes, at least 1048576 (1 MiB), such as 104857600", "publish upload limit in bytes")
+	b.bool(&cfg.Demo, "demo", "REGISTRY_DEMO", "publish the bundled examples when the data directory is empty")
+	b.str(&cfg.SiteName, "site-name", "REGISTRY_SITE_NAME", "Plugin Registry", "name shown on pages and in index.json source")
+	b.str(&cfg.SigstoreTrustedRoot, "sigstore-trusted-root", "REGISTRY_SIGSTORE_TRUSTED_ROOT", "", "trusted_root.json for offline Sigstore verification")
+	b.int(&cfg.SigstoreTlog, "sigstore-tlog-threshold", "REGISTRY_SIGSTORE_TLOG_THRESHOLD", 1, formThreshold, "transparency log entries required")
+	b.int(&cfg.SigstoreTimestamps, "sigstore-timestamp-threshold", "REGISTRY_SIGSTORE_TIMESTAMP_THRESHOLD", 1, formThreshold, "verified timestamps required")
+	b.int(&cfg.SigstoreSCTs, "sigstore-sct-threshold", "REGISTRY_SIGSTORE_SCT_THRESHOLD", 1, formThreshold, "signed certificate timestamps required")
+	b.url(&cfg.OIDCIssuer, "oidc-issuer", "REGISTRY_OIDC_ISSUER", "https://token.actions.githubusercontent.com", "https://token.actions.githubusercontent.com", "off",
+		"trusted publishing OIDC issuer; \"off\" disables")
+	b.str(&cfg.OIDCAudience, "oidc-audience", "REGISTRY_OIDC_AUDIENCE", "", "OIDC audience; default the public URL")
+	b.url(&cfg.GitHubAPI, "github-api", "REGISTRY_GITHUB_API", "https://api.github.com", "https://api.github.com", "", "GitHub API base for pull sync")
+	b.duration(&cfg.SyncInterval, "sync-interval", "REGISTRY_SYNC_INTERVAL", 15*time.Minute, "pull sync interval; 0 disables")
+	b.enum(&cfg.LogFormat, "log-format", "REGISTRY_LOG_FORMAT", "structured log format", "text", "json")
+	b.int(&cfg.RateAuth, "rate-auth", "REGISTRY_RATE_AUTH", server.DefaultRateAuth, formRate, "OIDC exchanges and failed token attempts per minute per IP; 0 disables")
+	b.int(&cfg.RatePublish, "rate-publish", "REGISTRY_RATE_PUBLISH", server.DefaultRatePublish, formRate, "publishes and other writes per minute per IP and per token; 0 disables")
+	b.int(&cfg.RateSearch, "rate-search", "REGISTRY_RATE_SEARCH", server.DefaultRateSearch, formRate, "searches per minute per IP and per token; 0 disables")
+	b.bool(&cfg.TrustProxy, "trust-proxy", "REGISTRY_TRUST_PROXY", "rate-limit by X-Forwarded-For from loopback/private proxies")
 	cfg.AdminToken = strings.TrimSpace(c.getenv("REGISTRY_ADMIN_TOKEN"))
 	cfg.GitHubToken = strings.TrimSpace(c.getenv("REGISTRY_GITHUB_TOKEN"))
 }
 
-func envInt64(c *cli, key string, def int64) int64 {
-	if v := strings.TrimSpace(c.getenv(key)); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
-	}
-	return def
-}
-
-func envDuration(c *cli, key string, def time.Duration) time.Duration {
-	if v := strings.TrimSpace(c.getenv(key)); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
-}
-
-// validate checks the configuration and fills derived defaults; every message names the
+// validate reports the values that did not parse, checks what depends on more than one
+// setting or on the file system, and fills derived defaults; every message names the
 // setting and the fix.
 func (cfg *Config) validate() error {
-	var errs []error
-	host, port, err := net.SplitHostPort(cfg.Addr)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--addr %q: expected host:port, e.g. 127.0.0.1:8080", cfg.Addr))
-	}
-	if cfg.PublicURL == "" && err == nil {
+	errs := append([]error(nil), cfg.problems...)
+	// Addr parsed as host:port (a malformed one is in problems and left the default).
+	if host, port, err := net.SplitHostPort(cfg.Addr); err == nil && cfg.PublicURL == "" {
 		if host == "" || host == "0.0.0.0" || host == "::" {
 			host = "127.0.0.1"
 		}
 		cfg.PublicURL = "http://" + net.JoinHostPort(host, port)
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("--public-url %q: expected an absolute http(s) URL such as https://plugins.example.com", cfg.PublicURL))
-	}
-	if cfg.MaxBodyBytes < 1<<20 {
-		errs = append(errs, fmt.Errorf("--max-body %d: must be at least 1 MiB (1048576)", cfg.MaxBodyBytes))
-	}
-	for _, r := range []struct {
-		flag string
-		v    int
-	}{{"--rate-auth", cfg.RateAuth}, {"--rate-publish", cfg.RatePublish}, {"--rate-search", cfg.RateSearch}} {
-		if r.v < 0 {
-			errs = append(errs, fmt.Errorf("%s %d: expected requests per minute, or 0 to turn the limit off", r.flag, r.v))
-		}
-	}
 	if cfg.OIDCAudience == "" {
 		cfg.OIDCAudience = cfg.PublicURL
-	}
-	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("--log-format %q: expected text or json", cfg.LogFormat))
 	}
 	if err := checkWritableDir(cfg.DataDir); err != nil {
 		errs = append(errs, err)
@@ -166,4 +145,164 @@ func checkWritableDir(dir string) error {
 		return fmt.Errorf("--data /: refusing to use the root directory")
 	}
 	return nil
+}
+
+// checkHTTPURL accepts an absolute http or https URL with a host.
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("not an absolute http(s) URL")
+	}
+	return nil
+}
+
+// binder declares typed settings on a FlagSet: each is a flag plus the environment
+// variable that sets it when the flag is absent.
+type binder struct {
+	fs       *flag.FlagSet
+	c        *cli
+	problems *[]error
+}
+
+// setting is one flag.Value. Set never fails the parse: a malformed value becomes a
+// problem naming the flag, its variable, the value and the expected form, and the
+// setting keeps its previous value.
+type setting struct {
+	flag, env, form string
+	text            string // the value in force, as given
+	parse           func(string) error
+	boolean         bool
+	problems        *[]error
+}
+
+func (s *setting) String() string {
+	if s == nil {
+		return ""
+	}
+	return s.text
+}
+
+// IsBoolFlag lets `--demo` stand for `--demo=true`.
+func (s *setting) IsBoolFlag() bool { return s != nil && s.boolean }
+
+func (s *setting) Set(v string) error {
+	s.apply(fmt.Sprintf("--%s %q (%s)", s.flag, v, s.env), v)
+	return nil
+}
+
+func (s *setting) apply(label, v string) {
+	if err := s.parse(strings.TrimSpace(v)); err != nil {
+		*s.problems = append(*s.problems, fmt.Errorf("%s: expected %s", label, s.form))
+		return
+	}
+	s.text = v
+}
+
+// declare registers s with its default text def, then applies its environment variable.
+func (b *binder) declare(s *setting, def, usage string) {
+	s.text, s.problems = def, b.problems
+	b.fs.Var(s, s.flag, usage+" ("+s.env+")")
+	if v := strings.TrimSpace(b.c.getenv(s.env)); v != "" {
+		s.apply(fmt.Sprintf("%s=%q (--%s)", s.env, v, s.flag), v)
+	}
+}
+
+func (b *binder) str(p *string, name, env, def, usage string) {
+	*p = def
+	b.declare(&setting{flag: name, env: env, form: "a value", parse: func(v string) error { *p = v; return nil }}, def, usage)
+}
+
+func (b *binder) addr(p *string, name, env, def, usage string) {
+	*p = def
+	b.declare(&setting{flag: name, env: env, form: "host:port such as 127.0.0.1:8080 or :8080", parse: func(v string) error {
+		_, port, err := net.SplitHostPort(v)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+			return errors.New("not host:port")
+		}
+		*p = v
+		return nil
+	}}, def, usage)
+}
+
+// url declares an absolute http(s) URL; word, when set, is accepted as well (e.g. "off").
+func (b *binder) url(p *string, name, env, def, example, word, usage string) {
+	*p = def
+	form := "an absolute http(s) URL such as " + example
+	if word != "" {
+		form += ", or " + word
+	}
+	b.declare(&setting{flag: name, env: env, form: form, parse: func(v string) error {
+		if v != word {
+			if err := checkHTTPURL(v); err != nil {
+				return err
+			}
+		}
+		*p = v
+		return nil
+	}}, def, usage)
+}
+
+func (b *binder) int(p *int, name, env string, def int, form, usage string) {
+	*p = def
+	b.declare(&setting{flag: name, env: env, form: form, parse: func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return errors.New("not a whole number, 0 or more")
+		}
+		*p = n
+		return nil
+	}}, strconv.Itoa(def), usage)
+}
+
+func (b *binder) int64(p *int64, name, env string, def, lowest int64, form, usage string) {
+	*p = def
+	b.declare(&setting{flag: name, env: env, form: form, parse: func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lowest {
+			return errors.New("out of range")
+		}
+		*p = n
+		return nil
+	}}, strconv.FormatInt(def, 10), usage)
+}
+
+func (b *binder) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+	*p = def
+	b.declare(&setting{flag: name, env: env, form: "a duration such as 15m, 90s or 1h30m, or 0 to turn it off", parse: func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return errors.New("not a duration, 0 or more")
+		}
+		*p = d
+		return nil
+	}}, def.String(), usage)
+}
+
+func (b *binder) bool(p *bool, name, env, usage string) {
+	*p = false
+	b.declare(&setting{flag: name, env: env, form: formBool, boolean: true, parse: func(v string) error {
+		switch v {
+		case "true":
+			*p = true
+		case "false":
+			*p = false
+		default:
+			return errors.New("not true or false")
+		}
+		return nil
+	}}, "", usage)
+}
+
+// enum declares a setting that takes one of choices; the first is the default.
+func (b *binder) enum(p *string, name, env, usage string, choices ...string) {
+	*p = choices[0]
+	b.declare(&setting{flag: name, env: env, form: strings.Join(choices, " or "), parse: func(v string) error {
+		for _, c := range choices {
+			if v == c {
+				*p = v
+				return nil
+			}
+		}
+		return errors.New("not a choice")
+	}}, choices[0], usage+": "+strings.Join(choices, " or "))
 }

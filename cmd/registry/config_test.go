@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestServeRefusesMalformedSettings starts `registry serve` through run with one
+// malformed value of each type, from a flag and from the environment: the start stops and
+// the message names the flag, its variable, the value and the expected form. The context
+// is cancelled, so a value wrongly accepted ends the run with 0 instead of serving.
+func TestServeRefusesMalformedSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    []string
+		notWant string
+	}{
+		{name: "int64 from env", env: map[string]string{"REGISTRY_MAX_BODY": "10MB"},
+			want: []string{`REGISTRY_MAX_BODY="10MB" (--max-body): expected a whole number of bytes, at least 1048576 (1 MiB), such as 104857600`}},
+		{name: "int64 from flag", args: []string{"--max-body", "10MB"},
+			want: []string{`--max-body "10MB" (REGISTRY_MAX_BODY): expected a whole number of bytes`}},
+		{name: "int64 below its minimum", args: []string{"--max-body", "1000"},
+			want: []string{`--max-body "1000" (REGISTRY_MAX_BODY): expected a whole number of bytes, at least 1048576`}},
+		{name: "int from env", env: map[string]string{"REGISTRY_RATE_PUBLISH": "ten"},
+			want: []string{`REGISTRY_RATE_PUBLISH="ten" (--rate-publish): expected ` + formRate}},
+		{name: "negative int from flag", args: []string{"--rate-search", "-1"},
+			want: []string{`--rate-search "-1" (REGISTRY_RATE_SEARCH): expected ` + formRate}},
+		{name: "threshold from env", env: map[string]string{"REGISTRY_SIGSTORE_TLOG_THRESHOLD": "1.5"},
+			want: []string{`REGISTRY_SIGSTORE_TLOG_THRESHOLD="1.5" (--sigstore-tlog-threshold): expected ` + formThreshold}},
+		{name: "duration from env", env: map[string]string{"REGISTRY_SYNC_INTERVAL": "15"},
+			want: []string{`REGISTRY_SYNC_INTERVAL="15" (--sync-interval): expected a duration such as 15m`}},
+		{name: "duration from flag", args: []string{"--sync-interval", "5 minutes"},
+			want: []string{`--sync-interval "5 minutes" (REGISTRY_SYNC_INTERVAL): expected a duration`}},
+		{name: "bool from env", env: map[string]string{"REGISTRY_DEMO": "yes"},
+			want: []string{`REGISTRY_DEMO="yes" (--demo): expected true or false`}},
+		{name: "bool from flag", args: []string{"--trust-proxy=on"},
+			want: []string{`--trust-proxy "on" (REGISTRY_TRUST_PROXY): expected true or false`}},
+		{name: "URL from env", env: map[string]string{"REGISTRY_PUBLIC_URL": "plugins.example.com"},
+			want: []string{`REGISTRY_PUBLIC_URL="plugins.example.com" (--public-url): expected an absolute http(s) URL such as https://plugins.example.com`}},
+		{name: "URL from flag", args: []string{"--github-api", "ftp://api.example.com"},
+			want: []string{`--github-api "ftp://api.example.com" (REGISTRY_GITHUB_API): expected an absolute http(s) URL`}},
+		{name: "URL or off", args: []string{"--oidc-issuer", "of"},
+			want: []string{`--oidc-issuer "of" (REGISTRY_OIDC_ISSUER): expected an absolute http(s) URL such as https://token.actions.githubusercontent.com, or off`}},
+		{name: "enum from env", env: map[string]string{"REGISTRY_LOG_FORMAT": "JSON"},
+			want: []string{`REGISTRY_LOG_FORMAT="JSON" (--log-format): expected text or json`}},
+		{name: "enum from flag", args: []string{"--log-format", "yaml"},
+			want: []string{`--log-format "yaml" (REGISTRY_LOG_FORMAT): expected text or json`}},
+		{name: "addr from flag, and no public-url error", args: []string{"--addr", "nonsense"},
+			want:    []string{`--addr "nonsense" (REGISTRY_ADDR): expected host:port such as 127.0.0.1:8080`},
+			notWant: "--public-url"},
+		{name: "addr with a bad port from env", env: map[string]string{"REGISTRY_ADDR": "127.0.0.1:http"},
+			want: []string{`REGISTRY_ADDR="127.0.0.1:http" (--addr): expected host:port`}, notWant: "--public-url"},
+		{name: "malformed env beside a valid flag", args: []string{"--max-body", "2097152"}, env: map[string]string{"REGISTRY_MAX_BODY": "2MiB"},
+			want: []string{`REGISTRY_MAX_BODY="2MiB" (--max-body)`}},
+		{name: "every problem at once", args: []string{"--log-format", "yaml"}, env: map[string]string{"REGISTRY_MAX_BODY": "10MB", "REGISTRY_SYNC_INTERVAL": "soon"},
+			want: []string{`REGISTRY_MAX_BODY="10MB"`, `REGISTRY_SYNC_INTERVAL="soon"`, `--log-format "yaml"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			c, _, errOut := testCLI(tt.env)
+			args := append([]string{"serve", "--data", filepath.Join(t.TempDir(), "data"), "--plugins", "testdata/sync/plugins.yaml"}, tt.args...)
+			if code := run(ctx, args, c); code != exitInvalid {
+				t.Fatalf("exit = %d, want %d; stderr:\n%s", code, exitInvalid, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut.String(), w) {
+					t.Errorf("stderr does not say %q:\n%s", w, errOut)
+				}
+			}
+			if tt.notWant != "" && strings.Contains(errOut.String(), tt.notWant) {
+				t.Errorf("stderr mentions %q, which was never set:\n%s", tt.notWant, errOut)
+			}
+		})
+	}
+}
+
+// TestServeSettingsParse checks what well-formed values become, and that a flag beats
+// its environment variable.
+func TestServeSettingsParse(t *testing.T) {
+	def := Config{Addr: "127.0.0.1:8080", DataDir: "DATA", PluginsPath: "./plugins.yaml", PublicURL: "http://127.0.0.1:8080",
+		MaxBodyBytes: 100 << 20, SiteName: "Plugin Registry", SigstoreTlog: 1, SigstoreTimestamps: 1, SigstoreSCTs: 1,
+		OIDCIssuer: "https://token.actions.githubusercontent.com", OIDCAudience: "http://127.0.0.1:8080",
+		GitHubAPI: "https://api.github.com", SyncInterval: 15 * time.Minute, LogFormat: "text", RateAuth: 30, RatePublish: 60, RateSearch: 600}
+	with := func(f func(*Config)) Config { c := def; f(&c); return c }
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want Config
+	}{
+		{"defaults", nil, nil, def},
+		{"environment", nil, map[string]string{"REGISTRY_MAX_BODY": "2097152", "REGISTRY_SYNC_INTERVAL": "0", "REGISTRY_DEMO": "true",
+			"REGISTRY_LOG_FORMAT": "json", "REGISTRY_RATE_AUTH": "0", "REGISTRY_OIDC_ISSUER": "off", "REGISTRY_PUBLIC_URL": "https://p.example.com/"},
+			with(func(c *Config) {
+				c.MaxBodyBytes, c.SyncInterval, c.Demo, c.LogFormat, c.RateAuth, c.OIDCIssuer = 2<<20, 0, true, "json", 0, "off"
+				c.PublicURL, c.OIDCAudience = "https://p.example.com", "https://p.example.com"
+			})},
+		{"flags beat environment", []string{"--max-body", "3145728", "--demo=false", "--trust-proxy", "--addr", ":9090"},
+			map[string]string{"REGISTRY_MAX_BODY": "2097152", "REGISTRY_DEMO": "true"},
+			with(func(c *Config) {
+				c.MaxBodyBytes, c.TrustProxy, c.Addr = 3<<20, true, ":9090"
+				c.PublicURL, c.OIDCAudience = "http://127.0.0.1:9090", "http://127.0.0.1:9090"
+			})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _, errOut := testCLI(tt.env)
+			fs := c.flags("serve")
+			var cfg Config
+			bindServeFlags(fs, c, &cfg)
+			data := t.TempDir()
+			if _, err := parse(fs, append([]string{"--data", data}, tt.args...)); err != nil {
+				t.Fatal(err, errOut)
+			}
+			if err := cfg.validate(); err != nil {
+				t.Fatal(err)
+			}
+			cfg.DataDir = "DATA"
+			if diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(Config{})); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
