@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 )
 
@@ -46,5 +47,13 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
+	}
+}
+
+// usageNote makes fs's -h print the command line and a note before the flags.
+func usageNote(fs *flag.FlagSet, line, note string) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n%s\n\nflags:\n", line, note)
+		fs.PrintDefaults()
 	}
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/pluginyard/registry/store"
 )
 
-// openStore opens the data directory named by --data / REGISTRY_DATA; SQLite's WAL mode
-// lets these admin commands run while `registry serve` does.
+// openStore opens the data directory named by --data / REGISTRY_DATA without taking it:
+// SQLite's WAL mode lets a second process read and commit beside `registry serve`, so the
+// commands that only do that (token, pin, backup) run while it does.
 func openStore(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*store.Store, []string, int) {
 	data := fs.String("data", envDefault(c, "REGISTRY_DATA", "./data"), "data directory (REGISTRY_DATA)")
 	pos, err := parse(fs, args)
@@ -40,11 +41,13 @@ func openStore(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*s
 
 // cmdToken is `registry token create|list|revoke`.
 func cmdToken(ctx context.Context, c *cli, args []string) int {
+	const line = "registry token create --publisher NAME [--expires 90d] [--note TEXT] | token list | token revoke ID  [--data DIR]"
 	if len(args) == 0 {
-		fmt.Fprintln(c.stderr, "usage: registry token create --publisher NAME [--expires 90d] [--note TEXT] | token list | token revoke ID  [--data DIR]")
+		fmt.Fprintf(c.stderr, "usage: %s\n%s\n", line, besideServe)
 		return exitUsage
 	}
 	fs := c.flags("token " + args[0])
+	usageNote(fs, line, besideServe)
 	switch args[0] {
 	case "create":
 		publisher := fs.String("publisher", "", "publisher name (as in plugins.yaml owners)")
@@ -168,11 +171,13 @@ func writeJSON(w io.Writer, v any) int {
 
 // cmdPin is `registry pin show ID` and `registry pin reset ID`.
 func cmdPin(ctx context.Context, c *cli, args []string) int {
+	const line = "registry pin show|reset ID [--data DIR]"
 	if len(args) == 0 || (args[0] != "show" && args[0] != "reset") {
-		fmt.Fprintln(c.stderr, "usage: registry pin show|reset ID [--data DIR]")
+		fmt.Fprintf(c.stderr, "usage: %s\n%s\n", line, besideServe)
 		return exitUsage
 	}
 	fs := c.flags("pin " + args[0])
+	usageNote(fs, line, besideServe)
 	st, pos, code := openStore(ctx, c, fs, args[1:])
 	if code != exitOK {
 		return code
@@ -209,6 +214,7 @@ func cmdPin(ctx context.Context, c *cli, args []string) int {
 // cmdBackup is `registry backup --data DIR --out FILE`: an online, consistent snapshot.
 func cmdBackup(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("backup")
+	usageNote(fs, "registry backup [--data DIR] --out FILE", besideServe)
 	out := fs.String("out", "", "snapshot file to write (must not exist)")
 	st, _, code := openStore(ctx, c, fs, args)
 	if code != exitOK {
@@ -228,14 +234,16 @@ func cmdBackup(ctx context.Context, c *cli, args []string) int {
 }
 
 // cmdRestore is `registry restore --data DIR FILE`: put a snapshot in place of the database
-// of a stopped registry.
+// of a stopped registry. It takes the data directory as serve does, so it refuses while a
+// registry serves from it, and a registry cannot start on it mid-restore.
 func cmdRestore(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("restore")
+	usageNote(fs, "registry restore [--data DIR] [--force] SNAPSHOT", restoreNote)
 	data := fs.String("data", envDefault(c, "REGISTRY_DATA", "./data"), "data directory (REGISTRY_DATA)")
 	force := fs.Bool("force", false, "replace an existing database")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(c.stderr, "usage: registry restore [--data DIR] [--force] SNAPSHOT (stop `registry serve` first)")
+		fmt.Fprintf(c.stderr, "usage: registry restore [--data DIR] [--force] SNAPSHOT\n%s\n", restoreNote)
 		return exitUsage
 	}
 	if err := restore(ctx, c, *data, pos[0], *force); err != nil {
@@ -246,9 +254,11 @@ func cmdRestore(ctx context.Context, c *cli, args []string) int {
 }
 
 func restore(ctx context.Context, c *cli, dir, snapshot string, force bool) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	lock, err := lockDataDir(dir, "restoring into it")
+	if err != nil {
 		return err
 	}
+	defer lock.Close()
 	dst := filepath.Join(dir, store.DBFile)
 	if _, err := os.Stat(dst); err == nil && !force {
 		return fmt.Errorf("%s exists; stop the registry and pass --force to replace it", dst)
@@ -282,4 +292,23 @@ func restore(ctx context.Context, c *cli, dir, snapshot string, force bool) erro
 			len(missing), filepath.Join(dir, "blobs"))
 	}
 	return nil
+}
+
+// Help notes on which commands may share a data directory with `registry serve`.
+const (
+	besideServe = "Safe to run while `registry serve` uses the same data directory: it only opens the database."
+	restoreNote = "Refuses while `registry serve` (or another restore) holds the data directory: stop the registry first."
+)
+
+// lockDataDir takes the data directory for this process (serve, restore), or says which
+// process holds it; before says what the holder must be stopped for.
+func lockDataDir(dir, before string) (*store.DirLock, error) {
+	l, err := store.LockDir(dir)
+	if errors.Is(err, store.ErrLocked) {
+		return nil, fmt.Errorf("--data %s: %w; stop it before %s", dir, err, before)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--data %s: %w", dir, err)
+	}
+	return l, nil
 }

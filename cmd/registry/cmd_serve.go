@@ -55,6 +55,11 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	lock, err := lockDataDir(cfg.DataDir, "starting another registry on it")
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: cannot listen (is another process using the port? choose another with --addr): %w", cfg.Addr, err)

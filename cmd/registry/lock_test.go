@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pluginyard/registry/store"
+)
+
+// startServe runs `registry serve` on data in this process until the test ends, and
+// waits until it answers /readyz.
+func startServe(t *testing.T, data string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "lock-test-admin", "REGISTRY_OIDC_ISSUER": "off", "REGISTRY_SYNC_INTERVAL": "0"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", addr, "--data", data, "--plugins", "../../plugins.yaml"}, c)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("serve exit = %d; stderr: %s", code, errOut)
+		}
+	})
+	for range 200 {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d: %s", code, errOut)
+		default:
+		}
+		if res, err := http.Get("http://" + addr + "/readyz"); err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return addr
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("serve did not become ready: %s", errOut)
+	return ""
+}
+
+// TestServeOwnsTheDataDirectory runs a registry and, beside it, a second serve and a
+// restore (both refused, naming the pid that holds the directory; two opens in one process
+// conflict like two processes) and the commands documented as safe beside serve.
+func TestServeOwnsTheDataDirectory(t *testing.T) {
+	data := mustDemoStore(t)
+	snap := filepath.Join(t.TempDir(), "snap.db")
+	c, _, errOut := testCLI(nil)
+	if code := run(context.Background(), []string{"backup", "--data", data, "--out", snap}, c); code != exitOK {
+		t.Fatalf("backup before serve: %d %s", code, errOut)
+	}
+	startServe(t, data)
+	pid := strconv.Itoa(os.Getpid())
+
+	t.Run("second serve refused", func(t *testing.T) {
+		// Cancelled, so that a second serve wrongly let in stops instead of serving.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "x", "REGISTRY_OIDC_ISSUER": "off"})
+		code := run(ctx, []string{"serve", "--addr", freeAddr(t), "--data", data, "--plugins", "../../plugins.yaml"}, c)
+		if code != exitInvalid || !strings.Contains(errOut.String(), "held by process "+pid) {
+			t.Errorf("second serve: exit %d, stderr %q; want %d naming pid %s", code, errOut, exitInvalid, pid)
+		}
+	})
+	t.Run("restore refused", func(t *testing.T) {
+		before, err := os.ReadFile(filepath.Join(data, store.DBFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _, errOut := testCLI(nil)
+		code := run(context.Background(), []string{"restore", "--force", "--data", data, snap}, c)
+		if code != exitInvalid || !strings.Contains(errOut.String(), "held by process "+pid) || !strings.Contains(errOut.String(), "stop it before restoring") {
+			t.Errorf("restore beside serve: exit %d, stderr %q; want %d naming pid %s", code, errOut, exitInvalid, pid)
+		}
+		after, err := os.ReadFile(filepath.Join(data, store.DBFile))
+		if err != nil || string(after) != string(before) {
+			t.Errorf("a refused restore changed %s (%v)", store.DBFile, err)
+		}
+	})
+	t.Run("token, pin and backup beside serve", func(t *testing.T) {
+		ctx := context.Background()
+		st, err := store.Open(ctx, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = st.PinOnFirstUse(ctx, store.Pin{Subject: "hello-managed", Repository: "acme/hello", RepositoryID: "1", OwnerID: "2", Source: "sigstore"})
+		_ = st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"token", "create", "--publisher", "acme", "--data", data},
+			{"token", "list", "--data", data},
+			{"pin", "show", "hello-managed", "--data", data},
+			{"pin", "reset", "hello-managed", "--data", data},
+			{"backup", "--data", data, "--out", filepath.Join(t.TempDir(), "beside.db")},
+		} {
+			c, _, errOut := testCLI(nil)
+			if code := run(ctx, args, c); code != exitOK {
+				t.Errorf("%v beside serve: exit %d, stderr %s", args, code, errOut)
+			}
+		}
+	})
+}
+
+// TestRestoreAfterServeStops checks that the lock goes with the server.
+func TestRestoreAfterServeStops(t *testing.T) {
+	data := mustDemoStore(t)
+	snap := filepath.Join(t.TempDir(), "snap.db")
+	c, _, errOut := testCLI(nil)
+	if code := run(context.Background(), []string{"backup", "--data", data, "--out", snap}, c); code != exitOK {
+		t.Fatalf("backup: %d %s", code, errOut)
+	}
+	t.Run("serve", func(t *testing.T) { startServe(t, data) })
+	c, _, errOut = testCLI(nil)
+	if code := run(context.Background(), []string{"restore", "--force", "--data", data, snap}, c); code != exitOK {
+		t.Fatalf("restore after serve stopped: exit %d, stderr %s", code, errOut)
+	}
+}
+
+// TestHelpSaysWhatRunsBesideServe checks the help of the commands that share a data
+// directory with serve, and of restore, which does not.
+func TestHelpSaysWhatRunsBesideServe(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"token", "create", "-h"}, besideServe},
+		{[]string{"token"}, besideServe},
+		{[]string{"pin", "show", "-h"}, besideServe},
+		{[]string{"backup", "-h"}, besideServe},
+		{[]string{"restore", "-h"}, restoreNote},
+	} {
+		c, _, errOut := testCLI(nil)
+		_ = run(context.Background(), tt.args, c)
+		if !strings.Contains(errOut.String(), tt.want) {
+			t.Errorf("%v: help does not say %q:\n%s", tt.args, tt.want, errOut)
+		}
+	}
+}
