@@ -3,6 +3,7 @@ package verify
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,12 +43,13 @@ type archive struct {
 	kept     map[string][]byte
 	dirs     map[string]bool // explicit directory entries
 	parents  map[string]bool // directories implied by file and directory paths
-	folded   map[string]string
+	folded   map[string]string // foldKey of every file and directory name -> the name
+	trace    *headerTrace
 	images   int64 // bytes kept for image-looking files
 	total    int64 // decompressed bytes of regular files
 	sha256   string
 	size     int64
-	problems problem.List
+	problems *problem.Capped
 	fatal    bool // reading stopped early; the file list is incomplete
 	buf      []byte
 }
@@ -61,8 +63,9 @@ func readArchive(ctx context.Context, r io.Reader, lim Limits) (*archive, error)
 		kept:    map[string][]byte{},
 		dirs:    map[string]bool{},
 		parents: map[string]bool{},
-		folded:  map[string]string{},
-		buf:     make([]byte, copyBufferSize),
+		folded:   map[string]string{},
+		problems: problem.NewCapped(problem.MaxListed),
+		buf:      make([]byte, copyBufferSize),
 	}
 	raw := newRawReader(ctx, r, lim.MaxCompressed)
 	a.read(bufio.NewReaderSize(raw, copyBufferSize))
@@ -104,14 +107,38 @@ func (a *archive) read(br *bufio.Reader) {
 	}
 	defer gz.Close()
 	guard := &guardReader{r: gz, limit: streamLimit(a.lim)}
-	tr := tar.NewReader(guard)
+	a.trace = &headerTrace{r: guard}
+	tr := tar.NewReader(a.trace)
 	if !a.entries(tr, guard) {
 		return
 	}
-	// Read to the end of the gzip stream: it verifies the gzip checksum, and whatever
-	// follows the tar end marker still counts against the decompressed bound.
-	if _, err := io.Copy(io.Discard, guard); err != nil {
-		a.streamError(guard, err, "the gzip stream after the end of the tar archive is corrupt")
+	a.trailer(guard)
+}
+
+// trailer reads the decompressed stream after the tar end-of-archive marker to its end:
+// it verifies the gzip checksum, counts against the decompressed bound, and must be zero
+// padding only. Extractors stop at the marker (GNU tar with -i, --ignore-zeros, reads on),
+// so bytes after it are never checked by them, yet the registry would store and serve them.
+//
+// gzip members: the reader is multistream, as `gzip -d`, Python's tarfile and libarchive
+// are, so a second gzip member is part of the same tar stream: a member that continues
+// the archive is read as such, and one that adds content after the marker is refused here.
+func (a *archive) trailer(guard *guardReader) {
+	start := guard.n
+	for {
+		n, err := guard.Read(a.buf)
+		if i := firstNonZero(a.buf[:n]); i >= 0 {
+			at := guard.n - int64(n) + int64(i)
+			a.stop("archive.trailing_data", "", "the archive has data after the tar end-of-archive marker (a non-zero byte at offset %d of the decompressed stream, %d bytes past the marker); extractors ignore it, but the registry would serve it. Rebuild the package with the pack tool or `tar -czf`, and append nothing to it", at, at-start)
+			return
+		}
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			a.streamError(guard, err, "the gzip stream after the end of the tar archive is corrupt")
+			return
+		}
 	}
 }
 
@@ -157,14 +184,29 @@ func (a *archive) streamError(guard *guardReader, err error, what string) {
 	}
 }
 
+// zeros is compared against to find padding fast; firstNonZero only loops on a mismatch.
+var zeros = make([]byte, copyBufferSize)
+
+func firstNonZero(b []byte) int {
+	if len(b) <= len(zeros) && bytes.Equal(b, zeros[:len(b)]) {
+		return -1
+	}
+	for i, c := range b {
+		if c != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
 // stop records a problem that ends reading.
 func (a *archive) stop(rule, file, format string, args ...any) {
 	a.fatal = true
-	a.problems = append(a.problems, problem.Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: problem.Error})
+	a.problems.Errorf(rule, file, format, args...)
 }
 
 func (a *archive) errorf(rule, file, format string, args ...any) {
-	a.problems = append(a.problems, problem.Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: problem.Error})
+	a.problems.Errorf(rule, file, format, args...)
 }
 
 // keptBytes returns a kept file's bytes, nil when absent.

@@ -50,7 +50,7 @@ func TestRefusedEntries(t *testing.T) {
 		{"directory then file", []entry{dir("docs/"), file("docs", "x")}, []finding{e("archive.clash", "docs")}},
 		{"implied directory then file", []entry{file("assets", "x")}, []finding{e("archive.clash", "assets")}},
 		{"file inside a file", []entry{file("README.md/x", "x")}, []finding{e("archive.clash", "README.md/x")}},
-		{"names differing in case", []entry{file("readme.md", "x")}, []finding{e("checksums.unlisted", "checksums.txt"), w("archive.path.case", "readme.md")}},
+		{"names differing in case", []entry{file("readme.md", "x")}, []finding{e("checksums.unlisted", "checksums.txt"), e("archive.name.collision", "readme.md")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"hash"
 	"io"
 	"path"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pluginyard/registry/manifest"
@@ -17,15 +19,18 @@ const sha256Size = sha256.Size
 func (a *archive) entry(tr *tar.Reader, hdr *tar.Header) bool {
 	file := displayName(hdr.Name)
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
-		return true // `git archive` writes one; it carries no file
+		a.errorf("archive.pax.global", "", "the archive has a global PAX header (records %s); GNU tar and Python's tarfile apply it to every later entry (a global path renames them) while other readers ignore it, so the files a host extracts could differ from the ones checked. Rebuild the package with the pack tool or `tar --format=ustar` (`git archive` writes one: use it only to export the tree, then pack)", paxKeys(hdr.PAXRecords))
+		return true
+	}
+	if !a.traced(hdr, file) {
+		return true
 	}
 	isDir := hdr.Typeflag == tar.TypeDir
 	if !isDir && hdr.Typeflag != tar.TypeReg {
 		a.refuseType(hdr, file)
 		return true
 	}
-	if isSparse(hdr) {
-		a.errorf("archive.type", file, "the entry is a sparse file; only regular files and directories are allowed, so store it as a plain file")
+	if !a.plainHeader(hdr, file, isDir) {
 		return true
 	}
 	name, root, issues := cleanName(hdr.Name, isDir)
@@ -45,6 +50,74 @@ func (a *archive) entry(tr *tar.Reader, hdr *tar.Header) bool {
 	return a.addFile(tr, hdr, name, file)
 }
 
+// traced checks the header chain the trace saw for hdr and tells the trace how much data
+// follows. It reports false for a sparse file, after which the trace cannot follow the
+// stream (a sparse entry's stored size differs from its size); the entry is refused.
+func (a *archive) traced(hdr *tar.Header, file string) bool {
+	if rule, why := a.trace.headerProblem(); rule != "" {
+		a.errorf(rule, file, "%s", why)
+	}
+	if isSparse(hdr) {
+		a.trace.stop()
+		a.errorf("archive.type", file, "the entry is a sparse file; only regular files and directories are allowed, so store it as a plain file")
+		return false
+	}
+	data := hdr.Size
+	if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
+		data = 0 // archive/tar reads no data for links, devices, directories and FIFOs
+	}
+	a.trace.dataFollows(data)
+	return true
+}
+
+// paxAllowed are the PAX records every extractor reads the same way: the header fields
+// POSIX defines (archive/tar fills Header from them), and "comment", which POSIX says
+// readers ignore. Anything else (SCHILY.xattr.*, LIBARCHIVE.*, GNU.sparse.*, charset,
+// hdrcharset) is refused: hdrcharset=BINARY makes Python's tarfile and libarchive decode
+// names differently from archive/tar, extended attributes and vendor records are applied by
+// some extractors and not others, and none is needed to ship a package.
+var paxAllowed = map[string]bool{
+	"path": true, "linkpath": true, "size": true, "mtime": true, "atime": true, "ctime": true,
+	"uid": true, "gid": true, "uname": true, "gname": true, "comment": true,
+}
+
+// plainHeader refuses header data that extractors interpret differently: PAX records other
+// than paxAllowed, and a directory claiming data (archive/tar skips none, other readers
+// may skip the claimed bytes and so read different entries after it).
+func (a *archive) plainHeader(hdr *tar.Header, file string, isDir bool) bool {
+	var odd []string
+	for k := range hdr.PAXRecords {
+		if !paxAllowed[k] {
+			odd = append(odd, k)
+		}
+	}
+	if len(odd) > 0 {
+		sort.Strings(odd)
+		a.errorf("archive.pax.key", file, "the entry has PAX records %s; only %s are allowed, since extractors apply other records differently. Rebuild with the pack tool, or without extended attributes (`tar --no-xattrs`, `bsdtar --no-xattrs`, COPYFILE_DISABLE=1 on macOS)", quoteKeys(odd), quoteKeys(sortedKeys(paxAllowed)))
+		return false
+	}
+	if isDir && hdr.Size != 0 {
+		a.errorf("archive.header.size", file, "the directory entry claims %d bytes of data; extractors disagree on whether to skip them, so a directory must have size 0", hdr.Size)
+		return false
+	}
+	return true
+}
+
+func paxKeys(records map[string]string) string {
+	if len(records) == 0 {
+		return "none"
+	}
+	return quoteKeys(sortedKeys(records))
+}
+
+func quoteKeys(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	return strings.Join(q, ", ")
+}
+
 func (a *archive) refuseType(hdr *tar.Header, file string) {
 	switch hdr.Typeflag {
 	case tar.TypeSymlink:
@@ -60,8 +133,12 @@ func (a *archive) refuseType(hdr *tar.Header, file string) {
 	}
 }
 
-// isSparse reports a PAX sparse file: its holes would expand to bytes the archive does not hold.
+// isSparse reports a sparse file, old GNU ('S') or PAX: its holes would expand to bytes
+// the archive does not hold.
 func isSparse(hdr *tar.Header) bool {
+	if hdr.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
 	for k := range hdr.PAXRecords {
 		if strings.HasPrefix(k, "GNU.sparse.") {
 			return true
@@ -87,7 +164,8 @@ func (a *archive) addDir(name, file string) bool {
 		return false
 	}
 	a.dirs[name] = true
-	a.addParents(name)
+	a.collides(name, file)
+	a.addParents(name, file)
 	return true
 }
 
@@ -103,9 +181,10 @@ func (a *archive) fileParent(name string) string {
 	return ""
 }
 
-func (a *archive) addParents(name string) {
+func (a *archive) addParents(name, file string) {
 	for dir := path.Dir(name); dir != "." && !a.parents[dir]; dir = path.Dir(dir) {
 		a.parents[dir] = true
+		a.collides(dir, file)
 	}
 }
 
@@ -128,8 +207,8 @@ func (a *archive) addFile(tr *tar.Reader, hdr *tar.Header, name, file string) bo
 	if !a.fitsLimits(hdr.Size, file) {
 		return false
 	}
-	a.foldCase(name, file)
-	a.addParents(name)
+	a.collides(name, file)
+	a.addParents(name, file)
 	return a.readFile(tr, hdr.Size, name, file)
 }
 
@@ -146,16 +225,20 @@ func (a *archive) fitsLimits(claimed int64, file string) bool {
 	return true
 }
 
-// foldCase warns about names that differ only in case: on macOS and Windows hosts one
-// would overwrite the other.
-func (a *archive) foldCase(name, file string) {
-	low := strings.ToLower(name)
-	if prev, ok := a.folded[low]; ok {
-		a.problems.Warnf("archive.path.case", "", "%q and %q differ only in letter case; on case-insensitive file systems one overwrites the other", prev, name)
-		a.problems[len(a.problems)-1].File = file
-		return
+// collides refuses a name equal to an earlier one under Unicode case folding or
+// normalization (foldKey): macOS and Windows hosts store both under one name, so one
+// file overwrites the other (manifest.yaml and MANIFEST.YAML, "é" composed and decomposed).
+// Directories count too, explicit or implied by a file's path: "Docs/a" and "docs/a" are
+// caught at their directories already. It reports whether name is new.
+func (a *archive) collides(name, file string) bool {
+	key := foldKey(name)
+	prev, ok := a.folded[key]
+	if ok && prev != name {
+		a.errorf("archive.name.collision", file, "%q and %q are the same name on case-insensitive or normalizing file systems (macOS, Windows), so one would overwrite the other there; rename one of them", prev, name)
+		return true
 	}
-	a.folded[low] = name
+	a.folded[key] = name
+	return false
 }
 
 // readFile streams one file's content: hashing it, keeping its head, and keeping the whole

@@ -27,6 +27,8 @@ type entry struct {
 	RawName string            // bytes to patch over Name in the header (for names tar.Writer refuses)
 	RawType byte              // typeflag to patch into the header (for types tar.Writer refuses)
 	PAX     map[string]string // extra PAX records
+	Format  tar.Format        // header format when set (e.g. tar.FormatGNU)
+	Patch   map[int]string    // bytes to write at offsets of the header block (checksum fixed)
 }
 
 func file(name, body string) entry { return entry{Name: name, Body: body} }
@@ -47,8 +49,15 @@ func buildTar(tb testing.TB, entries []entry) []byte {
 		if err := tw.WriteHeader(hdr); err != nil {
 			tb.Fatalf("tar header %q: %v", e.Name, err)
 		}
-		if e.RawName != "" || e.RawType != 0 {
-			patchHeader(tb, buf.Bytes()[start:start+512], e.RawName, e.RawType)
+		if e.RawName != "" || e.RawType != 0 || e.Patch != nil {
+			block := buf.Bytes()[buf.Len()-512:]
+			if e.RawName != "" || e.RawType != 0 {
+				block = buf.Bytes()[start : start+512]
+			}
+			for at, b := range e.Patch {
+				copy(block[at:], b)
+			}
+			patchHeader(tb, block, e.RawName, e.RawType)
 		}
 		if e.Type == tar.TypeReg || e.Type == 0 {
 			if _, err := io.WriteString(tw, e.Body); err != nil && e.Size == 0 {
@@ -76,6 +85,9 @@ func header(e entry) *tar.Header {
 	}
 	if len(e.PAX) == 0 {
 		hdr.Format = tar.FormatUnknown
+	}
+	if e.Format != tar.FormatUnknown {
+		hdr.Format = e.Format
 	}
 	if e.Type == tar.TypeXGlobalHeader {
 		return &tar.Header{Typeflag: e.Type, PAXRecords: e.PAX}

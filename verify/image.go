@@ -7,7 +7,16 @@ import (
 	"strings"
 )
 
-// imageExts are the extensions of the image formats a host renders as an icon.
+// MaxIconSize is the largest icon a package may ship, in bytes (1 MiB): the registry keeps
+// the icon in memory while verifying, stores it at publish and serves it from /icons/, so
+// it is bounded like every other field that reaches a shared page. A larger icon is refused
+// at publish (manifest.icon.size); so is one whose bytes are not PNG, JPEG, WebP or SVG
+// (manifest.icon.type), whatever its file name says.
+const MaxIconSize = maxImageSize
+
+// imageExts are the extensions of the image formats worth keeping while reading, in case
+// the manifest names one as its icon (GIF included, so that a GIF icon is kept and then
+// refused by type with a clear message rather than dropped).
 var imageExts = map[string]string{
 	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
 	".gif": "image/gif", ".webp": "image/webp", ".svg": "image/svg+xml",
@@ -21,6 +30,25 @@ func looksLikeImage(name string, head []byte) bool {
 	}
 	ct, _ := sniffImage(head)
 	return ct != ""
+}
+
+// iconType returns the content type and extension of an icon by its content: PNG, JPEG,
+// WebP or SVG, the types the registry serves from /icons/; "" for anything else (GIF
+// included: it is not on the allow list the pages and hosts agree on).
+func iconType(data []byte) (contentType, ext string) {
+	ct, ext := sniffImage(data)
+	if ct == "image/gif" {
+		return "", ""
+	}
+	return ct, ext
+}
+
+// describeType names what data is, for a refusal message.
+func describeType(head []byte) string {
+	if ct, _ := sniffImage(head); ct != "" {
+		return "a " + ct + " image"
+	}
+	return "of type " + http.DetectContentType(head)
 }
 
 // sniffImage returns the content type and extension of an image by its content

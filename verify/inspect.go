@@ -64,13 +64,17 @@ func inspectKandev(rep *Report, a *archive, opt Options) {
 			lim = opt.Canvas
 		}
 	}
+	var iconProbs problem.List
+	if m != nil {
+		rep.Icon, iconProbs = icon(a, m.Icon)
+	}
 	rep.Problems = append(rep.Problems, checkLimits(a, lim, manifestName, rep.Size)...)
-	rep.Problems = append(rep.Problems, probs.InFile(manifestName)...)
+	rep.Problems = append(rep.Problems, supersede(probs.InFile(manifestName), iconProbs)...)
+	rep.Problems = append(rep.Problems, iconProbs...)
 	rep.Problems = append(rep.Problems, packageChecksums(a, "", true)...)
 	rep.Checksums, rep.ChecksumsSig = a.kept[checksumsName], a.kept[checksumsSigName]
 	if m != nil {
 		rep.Problems = append(rep.Problems, checkFileName(opt.FileName, m.ID, m.Version, "id")...)
-		rep.Icon = icon(a, m.Icon)
 	}
 	rep.README = a.kept[readmeName]
 	rep.Problems = append(rep.Problems, readmeSize(a, readmeName)...)
@@ -151,18 +155,50 @@ func readmeSize(a *archive, name string) problem.List {
 	return probs.InFile(name)
 }
 
-// icon returns the manifest's icon when the package ships it whole and it is an image.
-// The manifest package reports a missing or non-image icon.
-func icon(a *archive, p string) *Asset {
+// icon returns the manifest's icon p as an Asset, with the problems that refuse it: a
+// type other than the allowed ones (sniffed from its bytes, whatever its name says), a size
+// over MaxIconSize, or bytes the reader could not keep. A missing file or a bad path is the
+// manifest package's finding (a warning: the card falls back to a letter tile).
+func icon(a *archive, p string) (*Asset, problem.List) {
 	p = strings.TrimPrefix(p, "./")
-	data, ok := a.kept[p]
+	f, ok := a.files[p]
 	if p == "" || !ok {
-		return nil
+		return nil, nil
 	}
-	ct, ext := sniffImage(data)
-	if ct == "" {
-		return nil
+	var probs problem.List
+	data, kept := a.kept[p]
+	head := f.Head
+	if kept {
+		head = data
+	}
+	ct, ext := iconType(head)
+	switch {
+	case ct == "":
+		probs.Errorf("manifest.icon.type", "icon", "the icon %q is %s by its content; icons must be PNG, JPEG, WebP or SVG (by content, whatever the file name says), so convert it", p, describeType(f.Head))
+	case f.Size > MaxIconSize:
+		probs.Errorf("manifest.icon.size", "icon", "the icon %q is %d bytes; icons are at most %s (%d bytes), so shrink it (a 256x256 PNG or an optimised SVG is far smaller)", p, f.Size, size(MaxIconSize), int64(MaxIconSize))
+	case !kept:
+		probs.Errorf("manifest.icon.kept", "icon", "the icon %q could not be kept: more than %s of image files come before it in the archive, and the registry keeps at most that while reading; put the icon earlier in the archive or ship fewer images", p, size(maxImagesTotal))
+	}
+	if len(probs) > 0 {
+		return nil, probs.InFile(manifestName)
 	}
 	sum := sha256.Sum256(data)
-	return &Asset{Path: p, ContentType: ct, Ext: ext, SHA256: hex.EncodeToString(sum[:]), Data: data}
+	return &Asset{Path: p, ContentType: ct, Ext: ext, SHA256: hex.EncodeToString(sum[:]), Data: data}, nil
+}
+
+// supersede drops the manifest package's icon warnings that an icon error of verify
+// replaces (same cause, now refused at publish), so the author reads it once.
+func supersede(probs, iconProbs problem.List) problem.List {
+	if len(iconProbs) == 0 {
+		return probs
+	}
+	out := probs[:0:0]
+	for _, p := range probs {
+		if p.Severity == problem.Warning && (p.Rule == "manifest.icon.size" || p.Rule == "manifest.icon.format") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

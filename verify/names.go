@@ -3,7 +3,10 @@ package verify
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // nameIssue is one thing wrong with an entry name: a rule id and the reason.
@@ -85,4 +88,25 @@ func displayName(raw string) string {
 		return strconv.Quote(raw)
 	}
 	return raw
+}
+
+// foldKey maps a path to the name case-insensitive and normalizing file systems see:
+// decomposed (NFD, as HFS+ stores names; composed and decomposed forms meet there), then
+// every rune replaced by the smallest rune of its simple case-folding orbit, the
+// equivalence strings.EqualFold uses (so "K", "k" and the Kelvin sign meet too).
+func foldKey(name string) string {
+	var b strings.Builder
+	b.Grow(len(name))
+	for _, r := range norm.NFD.String(name) {
+		b.WriteRune(foldRune(r))
+	}
+	return b.String()
+}
+
+func foldRune(r rune) rune {
+	low := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		low = min(low, f)
+	}
+	return low
 }

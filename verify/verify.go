@@ -11,6 +11,7 @@ package verify
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 
@@ -96,12 +97,21 @@ type Report struct {
 	Extension   *extension.Manifest // Curupira extensions
 
 	Files manifest.Files // every regular file, by normalised slash path
+	// Digests holds the lowercase hex sha256 of every file in Files, by the same path: what
+	// checksums.txt was checked against, and what an extractor must reproduce.
+	Digests map[string]string
 
 	Checksums, ChecksumsSig []byte // raw checksums.txt / checksums.txt.sig when present
 
-	Icon   *Asset // the manifest icon when shipped and an image (nil otherwise)
+	// Icon is the manifest icon when the package ships it as an allowed image (PNG, JPEG,
+	// WebP or SVG, by its bytes) of at most MaxIconSize bytes; nil otherwise. An icon that
+	// is present but of another type or larger is an error (manifest.icon.type,
+	// manifest.icon.size).
+	Icon   *Asset
 	README []byte // README.md (root, or package/ for npm-style extensions), at most 1 MiB
 
+	// Problems lists at most problem.MaxListed problems, then one summary per rule past
+	// that (problem.Capped): a hostile package cannot make the report large.
 	Problems problem.List
 }
 
@@ -109,7 +119,7 @@ type Report struct {
 type Asset struct {
 	Path        string // path inside the package
 	ContentType string // sniffed from the bytes, e.g. "image/png"
-	Ext         string // extension matching ContentType, e.g. ".png"
+	Ext         string // extension of ContentType (never the file's own), e.g. ".png"
 	SHA256      string // lowercase hex of Data
 	Data        []byte
 }
@@ -129,15 +139,26 @@ func Package(ctx context.Context, r io.Reader, opt Options) (*Report, error) {
 		SHA256:       a.sha256,
 		Size:         a.size,
 		Files:        a.files,
+		Digests:      hexDigests(a.digests),
 		Checksums:    a.keptBytes(checksumsName),
 		ChecksumsSig: a.keptBytes(checksumsSigName),
-		Problems:     a.problems,
 	}
-	if a.fatal {
-		return rep, nil
+	if !a.fatal {
+		inspect(rep, a, opt)
 	}
-	inspect(rep, a, opt)
+	// One collector for the archive's problems and the inspection's, so the cap and its
+	// per-rule counts cover the whole report.
+	a.problems.AddAll(rep.Problems)
+	rep.Problems = a.problems.List()
 	return rep, nil
+}
+
+func hexDigests(sums map[string][sha256Size]byte) map[string]string {
+	out := make(map[string]string, len(sums))
+	for name, sum := range sums {
+		out[name] = hex.EncodeToString(sum[:])
+	}
+	return out
 }
 
 func (o Options) withDefaults() Options {
