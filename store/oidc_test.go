@@ -28,7 +28,7 @@ func TestUseJTI(t *testing.T) {
 	}{
 		{iss, "a", t0.Add(5 * time.Minute), t0, nil},
 		{iss, "a", t0.Add(5 * time.Minute), t0.Add(time.Minute), store.ErrConflict}, // a replay
-		{"https://other.example", "a", t0.Add(5 * time.Minute), t0, nil},          // ids are per issuer
+		{"https://other.example", "a", t0.Add(5 * time.Minute), t0, nil},            // ids are per issuer
 		{iss, "b", t0.Add(time.Minute), t0, nil},
 	}
 	for i, st := range steps {
