@@ -41,8 +41,8 @@ type archive struct {
 	files    manifest.Files
 	digests  map[string][sha256Size]byte
 	kept     map[string][]byte
-	dirs     map[string]bool // explicit directory entries
-	parents  map[string]bool // directories implied by file and directory paths
+	dirs     map[string]bool   // explicit directory entries
+	parents  map[string]bool   // directories implied by file and directory paths
 	folded   map[string]string // foldKey of every file and directory name -> the name
 	trace    *headerTrace
 	images   int64 // bytes kept for image-looking files
@@ -57,12 +57,12 @@ type archive struct {
 // readArchive streams r once under lim. It returns an error only for I/O or ctx failures.
 func readArchive(ctx context.Context, r io.Reader, lim Limits) (*archive, error) {
 	a := &archive{
-		lim:     lim,
-		files:   manifest.Files{},
-		digests: map[string][sha256Size]byte{},
-		kept:    map[string][]byte{},
-		dirs:    map[string]bool{},
-		parents: map[string]bool{},
+		lim:      lim,
+		files:    manifest.Files{},
+		digests:  map[string][sha256Size]byte{},
+		kept:     map[string][]byte{},
+		dirs:     map[string]bool{},
+		parents:  map[string]bool{},
 		folded:   map[string]string{},
 		problems: problem.NewCapped(problem.MaxListed),
 		buf:      make([]byte, copyBufferSize),
