@@ -1,32 +1,31 @@
 package manifest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/pluginyard/registry/problem"
 )
 
-// maxNodes bounds how many YAML nodes the decoder visits, so alias chains
-// ("billion laughs") cannot make one manifest cost unbounded time.
-const maxNodes = 200_000
-
-// Parse decodes a manifest without validating it. YAML syntax errors, a non-mapping root
-// and values of the wrong type are errors with their field path; unknown fields are
-// warnings (rule manifest.unknown_field). The manifest is nil only when the YAML cannot
-// be read at all.
+// Parse decodes a manifest without validating it. YAML syntax errors, a second document, a
+// document over the work budget (see MaxExpandedNodes), a non-mapping root and values of the
+// wrong type are errors with their field path; unknown fields are warnings (rule
+// manifest.unknown_field). The manifest is nil only when the YAML cannot be read at all.
 func Parse(data []byte) (*Manifest, problem.List) {
-	var probs problem.List
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		probs.Errorf("manifest.yaml.syntax", "", "expected valid YAML, found a syntax error (%s); fix the YAML syntax", yamlMessage(err))
+	doc, probs := readDocument(data)
+	if probs != nil {
 		return nil, probs.InFile(FileName)
 	}
-	doc := &root
+	if probs := checkBudget(doc); probs != nil {
+		return nil, probs.InFile(FileName)
+	}
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
@@ -34,7 +33,7 @@ func Parse(data []byte) (*Manifest, problem.List) {
 		probs.Errorf("manifest.yaml.root", "", "expected a YAML mapping of manifest fields at the top level, found %s; start the file with fields such as \"id:\"", describeNode(doc))
 		return nil, probs.InFile(FileName)
 	}
-	d := &decoder{}
+	d := newDecoder()
 	var m Manifest
 	d.decode(doc, reflect.ValueOf(&m).Elem(), "")
 	return &m, d.probs.InFile(FileName)
@@ -49,14 +48,53 @@ func Check(data []byte, files Files) (*Manifest, problem.List) {
 	return m, append(probs, m.Validate(files)...)
 }
 
+// readDocument parses data into a node tree (linear in its bytes: aliases stay pointers) and
+// refuses a stream of more than one document, which hosts would silently cut to the first.
+func readDocument(data []byte) (*yaml.Node, problem.List) {
+	var probs problem.List
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		probs.Errorf("manifest.yaml.syntax", "", "expected valid YAML, found a syntax error (%s); fix the YAML syntax", yamlMessage(err))
+		return nil, probs
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+		return &doc, nil
+	case err != nil:
+		probs.Errorf("manifest.yaml.documents", "", "expected one YAML document, found more after the first (\"---\" separator), and the next does not parse (%s); keep only the manifest's own document", yamlMessage(err))
+	default:
+		probs.Errorf("manifest.yaml.documents", "", "expected one YAML document, found another starting at line %d (after a \"---\" separator); hosts read only the first, so keep only the manifest's own document", next.Line)
+	}
+	return nil, probs
+}
+
+// decoder decodes a budget-checked node tree into the manifest types. Its work is linear in
+// the expanded size of the tree, which checkBudget bounds.
 type decoder struct {
-	probs   problem.List
-	visited int
-	stopped bool
+	probs problem.List
+	// entries memoises the effective entries of each mapping node, so a mapping merged or
+	// aliased many times is resolved, and its duplicate keys reported, once.
+	entries map[*yaml.Node][]entry
+	// warned holds key nodes already reported as unknown fields: an aliased block of unknown
+	// fields is reported once, where it first appears.
+	warned map[*yaml.Node]bool
+}
+
+func newDecoder() *decoder {
+	return &decoder{entries: map[*yaml.Node][]entry{}, warned: map[*yaml.Node]bool{}}
+}
+
+// entry is one effective key of a mapping, its own or merged in.
+type entry struct {
+	key       string
+	keyNode   *yaml.Node
+	valueNode *yaml.Node
 }
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	n = d.resolve(n, path)
+	n = resolve(n)
 	if n == nil || n.Tag == "!!null" {
 		return
 	}
@@ -76,18 +114,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// resolve follows aliases and charges the node budget; nil means stop.
-func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
+// resolve follows aliases to the node they name.
+func resolve(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
-	}
-	d.visited++
-	if d.visited > maxNodes {
-		if !d.stopped {
-			d.stopped = true
-			d.probs.Errorf("manifest.yaml.too_complex", path, "expected at most %d YAML nodes after alias expansion, found more; remove anchors and aliases that repeat large blocks", maxNodes)
-		}
-		return nil
 	}
 	return n
 }
@@ -98,53 +128,85 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	fields := structFields(v.Type())
-	seen := map[string]bool{}
-	d.eachPair(n, path, func(key string, val *yaml.Node, keyNode *yaml.Node) {
-		if seen[key] {
-			d.probs.Errorf("manifest.yaml.duplicate_key", join(path, key), "expected each field once, found %q again at line %d; remove the duplicate", key, keyNode.Line)
-			return
-		}
-		seen[key] = true
-		idx, ok := fields[key]
+	for _, e := range d.mapping(n, path) {
+		idx, ok := fields[e.key]
 		if !ok {
-			d.probs.Warnf("manifest.unknown_field", join(path, key), "expected a field of the Kandev manifest reference, found unknown field %q (line %d); hosts ignore it: remove it or check its spelling", key, keyNode.Line)
-			return
+			if !d.warned[e.keyNode] {
+				d.warned[e.keyNode] = true
+				d.probs.Warnf("manifest.unknown_field", join(path, e.key), "expected a field of the Kandev manifest reference, found unknown field %q (line %d); hosts ignore it: remove it or check its spelling", truncate(e.key, 60), e.keyNode.Line)
+			}
+			continue
 		}
-		d.decode(val, v.Field(idx), join(path, key))
-	})
+		d.decode(e.valueNode, v.Field(idx), join(path, e.key))
+	}
 }
 
-// eachPair calls fn for every key of a mapping, expanding "<<" merge keys in place.
-func (d *decoder) eachPair(n *yaml.Node, path string, fn func(key string, val, keyNode *yaml.Node)) {
+// mapping returns the effective entries of mapping n as yaml.v3 resolves them: its own keys
+// in order, then the keys of its "<<" merges that it does not set itself, earlier merges
+// first. Own keys given twice are reported (the host refuses them); merged keys never are.
+func (d *decoder) mapping(n *yaml.Node, path string) []entry {
+	if out, ok := d.entries[n]; ok {
+		return out
+	}
+	d.entries[n] = nil // a merge cycle cannot pass checkBudget; this only guards recursion
+	var out []entry
+	var merges []*yaml.Node
+	lines := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
-			d.merge(val, path, fn)
+		k, val := resolve(n.Content[i]), n.Content[i+1]
+		if k == nil || k.Kind != yaml.ScalarNode {
+			d.probs.Errorf("manifest.type", path, "expected a plain string key, found %s at line %d; use simple field names", describeNode(n.Content[i]), n.Content[i].Line)
 			continue
 		}
-		if k.Kind != yaml.ScalarNode {
-			d.probs.Errorf("manifest.type", path, "expected a plain string key, found %s at line %d; use simple field names", describeNode(k), k.Line)
+		if line, dup := lines[k.Value]; dup {
+			d.probs.Errorf("manifest.yaml.duplicate_key", join(path, k.Value), "expected each key once, found %q again at line %d (first at line %d); remove the duplicate", truncate(k.Value, 60), k.Line, line)
 			continue
 		}
-		fn(k.Value, val, k)
+		lines[k.Value] = k.Line
+		if isMerge(n.Content[i]) {
+			merges = append(merges, val)
+			continue
+		}
+		out = append(out, entry{k.Value, k, val})
 	}
+	for _, m := range merges {
+		for _, e := range d.merged(m, path) {
+			if _, set := lines[e.key]; !set {
+				lines[e.key] = e.keyNode.Line
+				out = append(out, e)
+			}
+		}
+	}
+	d.entries[n] = out
+	return out
 }
 
-func (d *decoder) merge(val *yaml.Node, path string, fn func(key string, val, keyNode *yaml.Node)) {
-	val = d.resolve(val, path)
-	if val == nil {
-		return
-	}
+// merged returns the entries a "<<" value brings: a mapping's, or those of a list of
+// mappings in order.
+func (d *decoder) merged(val *yaml.Node, path string) []entry {
+	val = resolve(val)
 	switch val.Kind {
 	case yaml.MappingNode:
-		d.eachPair(val, path, fn)
+		return d.mapping(val, path)
 	case yaml.SequenceNode:
+		var out []entry
 		for _, item := range val.Content {
-			d.merge(item, path, fn)
+			if item = resolve(item); item.Kind != yaml.MappingNode {
+				d.typeError(item, path, "mapping to merge")
+				continue
+			}
+			out = append(out, d.mapping(item, path)...)
 		}
+		return out
 	default:
 		d.typeError(val, path, "mapping to merge")
+		return nil
 	}
+}
+
+// isMerge reports whether k is the "<<" merge key (plain, or tagged !!merge).
+func isMerge(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Tag == "!!merge" && k.Value == "<<"
 }
 
 func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
@@ -165,36 +227,17 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	if v.Type().Elem().Kind() == reflect.Interface {
-		d.decodeFreeForm(n, v, path)
+		v.Set(reflect.ValueOf(d.freeStringMap(n, path)))
 		return
 	}
-	out := reflect.MakeMap(v.Type())
-	d.eachPair(n, path, func(key string, val, keyNode *yaml.Node) {
-		if out.MapIndex(reflect.ValueOf(key)).IsValid() {
-			d.probs.Errorf("manifest.yaml.duplicate_key", join(path, key), "expected each key once, found %q again at line %d; remove the duplicate", key, keyNode.Line)
-			return
-		}
+	entries := d.mapping(n, path)
+	out := reflect.MakeMapWithSize(v.Type(), len(entries))
+	for _, e := range entries {
 		elem := reflect.New(v.Type().Elem()).Elem()
-		d.decode(val, elem, join(path, key))
-		out.SetMapIndex(reflect.ValueOf(key), elem)
-	})
+		d.decode(e.valueNode, elem, join(path, e.key))
+		out.SetMapIndex(reflect.ValueOf(e.key), elem)
+	}
 	v.Set(out)
-}
-
-// decodeFreeForm decodes JSON-Schema-like blocks as yaml.v3 would, so later checks see the
-// same values a host sees.
-func (d *decoder) decodeFreeForm(n *yaml.Node, v reflect.Value, path string) {
-	d.visited += countNodes(n, maxNodes)
-	if d.visited > maxNodes {
-		d.resolve(n, path)
-		return
-	}
-	m := reflect.New(v.Type())
-	if err := n.Decode(m.Interface()); err != nil {
-		d.probs.Errorf("manifest.type", path, "expected a mapping with string keys and plain values, found a value that cannot be decoded (%s); fix the block's structure", yamlMessage(err))
-		return
-	}
-	v.Set(m.Elem())
 }
 
 func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
@@ -222,22 +265,6 @@ func structFields(t reflect.Type) map[string]int {
 		}
 	}
 	return out
-}
-
-// countNodes counts nodes below n (following aliases) up to limit.
-func countNodes(n *yaml.Node, limit int) int {
-	count := 0
-	stack := []*yaml.Node{n}
-	for len(stack) > 0 && count <= limit {
-		cur := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		count++
-		if cur.Kind == yaml.AliasNode && cur.Alias != nil {
-			stack = append(stack, cur.Alias)
-		}
-		stack = append(stack, cur.Content...)
-	}
-	return count
 }
 
 func join(path, key string) string {
@@ -275,9 +302,14 @@ func describeNode(n *yaml.Node) string {
 	}
 }
 
+// truncate cuts s to at most n bytes, at a rune boundary, marking the cut, so a message never
+// repeats a huge value.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -121,7 +121,7 @@ func TestParseRefusesUnreadableYAML(t *testing.T) {
 }
 
 func TestValidateNilFilesSkipsContentChecks(t *testing.T) {
-	src := "id: a\napi_version: 2\nversion: '1'\nicon: icon.png\nruntime:\n  type: binary\n  executables:\n    linux-amd64: server/p\nui:\n  bundle: /ui/b.js\n"
+	src := "id: a\napi_version: 2\nversion: '1.0.0'\nicon: icon.png\nruntime:\n  type: binary\n  executables:\n    linux-amd64: server/p\nui:\n  bundle: /ui/b.js\n"
 	_, withNil := manifest.Check([]byte(src), nil)
 	if len(withNil) != 0 {
 		t.Errorf("nil files: want no problems, got:\n%s", render(withNil))
@@ -203,7 +203,7 @@ func TestImageType(t *testing.T) {
 func TestIconFormats(t *testing.T) {
 	for _, kind := range []string{"png", "jpeg", "gif", "webp", "svg"} {
 		t.Run(kind, func(t *testing.T) {
-			m := &manifest.Manifest{ID: "a", APIVersion: 2, Version: "1", Icon: "assets/icon",
+			m := &manifest.Manifest{ID: "a", APIVersion: 2, Version: "1.0.0", Icon: "assets/icon",
 				Runtime: &manifest.Runtime{Type: "binary", Executables: map[string]string{"linux-amd64": "server/p"}}}
 			files := manifest.Files{"server/p": {Size: 1}, "assets/icon": {Size: 10, Head: heads[kind]}}
 			if probs := m.Validate(files); len(probs) != 0 {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/version"
 )
 
 var (
@@ -30,7 +31,7 @@ type checker struct {
 func (m *Manifest) Validate(files Files) problem.List {
 	c := &checker{m: m, files: files}
 	for _, check := range []func(){
-		c.identity, c.version, c.categories, c.icon, c.repoURL,
+		c.identity, c.version, c.fields, c.categories, c.icon, c.repoURL,
 		c.runtime, c.minKandevVersion, c.capabilities,
 		c.webhooks, c.actions, c.repositoryProviders, c.referenceSources, c.authProviders,
 		c.configSchema, c.agentTools, c.ui, c.automationConditions, c.executorProviders,
@@ -62,17 +63,22 @@ func (c *checker) identity() {
 
 func (c *checker) version() {
 	v := c.m.Version
-	const rule = "manifest.version.format"
-	switch {
-	case v == "":
+	if v == "" {
 		c.probs.Errorf("manifest.version.required", "version", "expected a version such as \"1.0.0\", found none; add version:")
-	case strings.ContainsFunc(v, isSpace):
-		c.probs.Errorf(rule, "version", "expected a version without whitespace, found %q; remove the spaces", v)
-	case strings.ContainsAny(v, `/\`):
-		c.probs.Errorf(rule, "version", "expected a single path segment (the host uses it as a directory name), found %q with '/' or '\\'; use e.g. \"1.0.0\"", v)
-	case v == "." || v == "..":
-		c.probs.Errorf(rule, "version", "expected a real version, found %q; use e.g. \"1.0.0\"", v)
+		return
 	}
+	if _, err := version.Parse(v); err != nil {
+		c.probs.Errorf("manifest.version.semver", "version", "expected a SemVer 2.0.0 version (MAJOR.MINOR.PATCH[-PRERELEASE], at most %d bytes, no leading \"v\", no build metadata), found %q (%s); %s", version.MaxLen, truncate(v, 80), err, NearestVersionFix(v))
+	}
+}
+
+// NearestVersionFix is the fix for an invalid version: the nearest valid one when there is
+// one, quoted.
+func NearestVersionFix(v string) string {
+	if n := version.Nearest(v); n != "" {
+		return fmt.Sprintf("use %q", n)
+	}
+	return "use MAJOR.MINOR.PATCH such as \"1.0.0\""
 }
 
 func isSpace(r rune) bool {
