@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pluginyard/registry/store"
+)
+
+// fsckReport is the --json output of `registry fsck`.
+type fsckReport struct {
+	Blobs    int                 `json:"blobs"`
+	Bytes    int64               `json:"bytes"`
+	Problems []store.BlobProblem `json:"problems"`
+}
+
+// cmdFsck is `registry fsck [--data DIR] [--json]`: re-hash every blob against the database
+// and report missing, corrupt and orphan blobs; exit 1 when there is any. It only reads, so
+// it may run beside `registry serve`.
+func cmdFsck(ctx context.Context, c *cli, args []string) int {
+	fs := c.flags("fsck")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	st, _, code := openStore(ctx, c, fs, args)
+	if code != exitOK {
+		return code
+	}
+	defer st.Close()
+	var last store.BlobProgress
+	progress := fsckProgress(c.stderr, time.Now, 2*time.Second)
+	probs, err := st.CheckBlobs(ctx, func(p store.BlobProgress) { last = p; progress(p) })
+	if err != nil {
+		fmt.Fprintf(c.stderr, "fsck: %v\n", err)
+		return exitUsage
+	}
+	rep := fsckReport{Blobs: last.Total, Bytes: last.TotalBytes, Problems: probs}
+	if *asJSON {
+		if code := writeJSON(c.stdout, rep); code != exitOK {
+			return code
+		}
+	} else {
+		printFsck(c.stdout, rep)
+	}
+	if len(probs) > 0 {
+		return exitInvalid
+	}
+	return exitOK
+}
+
+// fsckProgress returns a progress callback that prints at most one line per interval, and
+// always the last one, so long runs show life without flooding the terminal.
+func fsckProgress(w io.Writer, now func() time.Time, every time.Duration) func(store.BlobProgress) {
+	var next time.Time
+	return func(p store.BlobProgress) {
+		if t := now(); p.Done == p.Total || !t.Before(next) {
+			next = t.Add(every)
+			fmt.Fprintf(w, "fsck: %d/%d blobs, %s of %s re-hashed\n", p.Done, p.Total, humanBytes(p.Bytes), humanBytes(p.TotalBytes))
+		}
+	}
+}
+
+func printFsck(w io.Writer, rep fsckReport) {
+	counts := map[string]int{}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, p := range rep.Problems {
+		counts[p.Kind]++
+		uses := make([]string, len(p.Uses))
+		for i, u := range p.Uses {
+			uses[i] = u.String()
+		}
+		if len(uses) == 0 {
+			uses = []string{"no release"}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Kind, p.SHA256, strings.Join(uses, ", "), p.Detail)
+	}
+	_ = tw.Flush()
+	if len(rep.Problems) == 0 {
+		fmt.Fprintf(w, "fsck: %d blobs (%s) checked; every one matches its sha256 and size\n", rep.Blobs, humanBytes(rep.Bytes))
+		return
+	}
+	var parts []string
+	for _, k := range []string{store.BlobMissing, store.BlobCorrupt, store.BlobUnreadable, store.BlobOrphan} {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	fmt.Fprintf(w, "fsck: %d blobs (%s) checked: %s. Restore a missing or corrupt blob from a backup of the blobs folder (any copy with the same sha256 is the same file); orphans are removed by the next `registry serve`\n",
+		rep.Blobs, humanBytes(rep.Bytes), strings.Join(parts, ", "))
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
