@@ -138,7 +138,7 @@ func (t *headerTrace) headerProblem() (rule, why string) {
 	case t.badSize:
 		return "archive.header.extended", "an extended header before the entry has a size field that cannot be read"
 	case x > 1 || gnu > 1 || x > 0 && gnu > 0:
-		return "archive.header.extended", "the entry has several extended headers (PAX 'x', GNU 'L'/'K') before it; extractors disagree on which applies (Go keeps the last, Python's tarfile the first), so write one PAX header per entry"
+		return "archive.header.extended", "the entry has several extended headers (PAX 'x', GNU 'L'/'K') before it, and extractors disagree on which one names it (archive/tar keeps the last PAX header and Python's tarfile the first; GNU tar prefers a PAX path to a GNU long name, bsdtar and Python the reverse); rebuild with the pack tool or `tar --format=posix`, which write one PAX header per entry"
 	case t.stopped || !t.seenMain:
 		return "", ""
 	}
