@@ -2,84 +2,266 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 )
 
 // ExportProgress is told about each file an export writes.
 type ExportProgress func(path string, bytes int64)
 
+// exportFile is one file of a snapshot: its path inside the export and the sha256 its bytes
+// must have; index documents must also parse as JSON.
+type exportFile struct {
+	rel, sha string
+	n        int64
+	document bool
+}
+
 // Export writes a static mirror of the registry into dir: index.json,
 // curupira/index.json, every package version (yanked ones too, since their exact URLs
 // stay valid) and every listed icon, laid out as the registry serves them, so that any
 // static host or CDN can serve dir at the configured public URL.
+//
+// dir ends up holding exactly this snapshot: it is written into a fresh sibling folder,
+// every file is read back and checked (packages and icons against the sha256 the store
+// records, index documents as JSON), and only then swapped in for dir. A failed export
+// leaves the previous one as it was. A non-empty dir that is not an earlier export (no
+// index.json) is refused rather than replaced.
 func (s *Service) Export(ctx context.Context, dir string, progress ExportProgress) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
+	}
+	if err := replaceable(dir); err != nil {
+		return err
+	}
 	if err := s.Rebuild(ctx); err != nil {
 		return err
 	}
-	docs := s.Documents()
-	if err := writeFile(filepath.Join(dir, "index.json"), docs.Kandev.Body, progress); err != nil {
-		return err
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
 	}
-	if err := writeFile(filepath.Join(dir, "curupira", "index.json"), docs.Curupira.Body, progress); err != nil {
-		return err
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-")
+	if err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
 	}
-	rels, err := s.store.AllReleases(ctx)
+	defer os.RemoveAll(tmp) // gone already once swapped in
+	files, err := s.writeSnapshot(ctx, tmp)
 	if err != nil {
 		return err
 	}
-	for _, r := range rels {
-		fid := FileID(r.PackageID)
-		dst := filepath.Join(dir, "packages", fid, fmt.Sprintf("%s-%s.tar.gz", fid, r.Version))
-		if err := s.copyBlob(r.SHA256, dst, progress); err != nil {
-			return err
-		}
-		if r.IconSHA256 != "" {
-			if err := s.copyBlob(r.IconSHA256, filepath.Join(dir, "icons", r.IconSHA256+"."+r.IconExt), progress); err != nil {
-				return err
-			}
+	if err := verifySnapshot(tmp, files); err != nil {
+		return err
+	}
+	if err := swapDir(tmp, dir); err != nil {
+		return err
+	}
+	if progress != nil {
+		for _, f := range files {
+			progress(filepath.Join(dir, f.rel), f.n)
 		}
 	}
 	return nil
 }
 
-func (s *Service) copyBlob(sha, dst string, progress ExportProgress) error {
+// replaceable refuses to replace a file, or a non-empty folder without an index.json,
+// which an earlier export would have written: a mistyped --out must not wipe a folder.
+func replaceable(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("ingest: export: %s is a file, not a folder; choose another --out", dir)
+	}
+	if dir == filepath.Dir(dir) {
+		return fmt.Errorf("ingest: export: refusing to replace the root folder %s", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); len(entries) > 0 && err != nil {
+		return fmt.Errorf("ingest: export: %s holds %d entries but no index.json, so it is not an earlier export, "+
+			"and an export replaces its folder as a whole; choose an empty or new --out", dir, len(entries))
+	}
+	return nil
+}
+
+// writeSnapshot writes every file of the mirror under root and returns what it wrote.
+func (s *Service) writeSnapshot(ctx context.Context, root string) ([]exportFile, error) {
+	docs := s.Documents()
+	var files []exportFile
+	for rel, body := range map[string][]byte{"index.json": docs.Kandev.Body, filepath.Join("curupira", "index.json"): docs.Curupira.Body} {
+		if err := writeExportFile(filepath.Join(root, rel), body); err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(body)
+		files = append(files, exportFile{rel: rel, sha: hex.EncodeToString(sum[:]), n: int64(len(body)), document: true})
+	}
+	rels, err := s.store.AllReleases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, r := range rels {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fid := FileID(r.PackageID)
+		blobs := []exportFile{{rel: filepath.Join("packages", fid, fmt.Sprintf("%s-%s.tar.gz", fid, r.Version)), sha: r.SHA256}}
+		if r.IconSHA256 != "" {
+			blobs = append(blobs, exportFile{rel: filepath.Join("icons", r.IconSHA256+"."+r.IconExt), sha: r.IconSHA256})
+		}
+		for _, f := range blobs {
+			if seen[f.rel] {
+				continue
+			}
+			seen[f.rel] = true
+			if f.n, err = s.copyBlob(f.sha, filepath.Join(root, f.rel)); err != nil {
+				return nil, err
+			}
+			files = append(files, f)
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	return files, nil
+}
+
+func (s *Service) copyBlob(sha, dst string) (int64, error) {
 	src, err := s.store.Blobs.Open(sha)
 	if err != nil {
-		return fmt.Errorf("ingest: export %s: %w", dst, err)
+		return 0, fmt.Errorf("ingest: export %s: blob %s: %w", dst, sha, err)
 	}
 	defer src.Close()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("ingest: export: %w", err)
+		return 0, fmt.Errorf("ingest: export: %w", err)
 	}
 	f, err := os.Create(dst)
 	if err != nil {
-		return fmt.Errorf("ingest: export: %w", err)
+		return 0, fmt.Errorf("ingest: export: %w", err)
 	}
 	n, err := io.Copy(f, src)
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("ingest: export %s: %w", dst, err)
+		return 0, fmt.Errorf("ingest: export %s: %w", dst, err)
 	}
-	if progress != nil {
-		progress(dst, n)
+	return n, nil
+}
+
+func writeExportFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: export %s: %w", path, err)
 	}
 	return nil
 }
 
-func writeFile(path string, data []byte, progress ExportProgress) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// verifySnapshot reads back every file under root: each listed file hashes to its sha256
+// (for packages and icons, the one the store records, so a damaged blob is caught here),
+// index documents parse, and nothing else is there.
+func verifySnapshot(root string, files []exportFile) error {
+	want := map[string]bool{}
+	var errs []error
+	for _, f := range files {
+		want[f.rel] = true
+		data, err := os.ReadFile(filepath.Join(root, f.rel))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != f.sha {
+			errs = append(errs, fmt.Errorf("%s: %d bytes with sha256 %s, want %s as recorded", f.rel, len(data), got, f.sha))
+		}
+		if f.document && !json.Valid(data) {
+			errs = append(errs, fmt.Errorf("%s: not valid JSON", f.rel))
+		}
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if rel, _ := filepath.Rel(root, path); !want[rel] {
+			errs = append(errs, fmt.Errorf("%s: not part of the snapshot", rel))
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("ingest: export: the written snapshot does not check out, the previous export stays:\n%w", err)
+	}
+	return nil
+}
+
+// swapDir puts the folder tmp in place of dir: dir (if any) moves aside, tmp takes its
+// name, the old one is removed. Between the two renames dir is briefly absent; if the
+// second fails, the old one is moved back.
+func swapDir(tmp, dir string) error {
+	old := tmp + ".old"
+	hadOld := true
+	if err := os.Rename(dir, old); errors.Is(err, fs.ErrNotExist) {
+		hadOld = false
+	} else if err != nil {
+		return fmt.Errorf("ingest: export: move the previous export aside: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if hadOld {
+			err = errors.Join(err, os.Rename(old, dir))
+		}
+		return fmt.Errorf("ingest: export: swap in the new export: %w", err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if hadOld {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("ingest: export: the new export is in place, but the previous one could not be removed from %s: %w", old, err)
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
 		return fmt.Errorf("ingest: export: %w", err)
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("ingest: export: %w", err)
-	}
-	if progress != nil {
-		progress(path, int64(len(data)))
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("ingest: export: sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -10,10 +10,11 @@ import (
 )
 
 // cmdExport is `registry export --out DIR [--public-url URL] [--data DIR] [--plugins FILE]`:
-// a static mirror (index.json, packages, icons) for any static host or CDN.
+// a static mirror (index.json, packages, icons) for any static host or CDN. DIR holds exactly
+// the new snapshot afterwards: nothing of an earlier export stays.
 func cmdExport(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("export")
-	out := fs.String("out", "", "folder to write the mirror into")
+	out := fs.String("out", "", "folder of the mirror: replaced as a whole by the new, checked snapshot (a failed export leaves it as it was)")
 	publicURL := fs.String("public-url", envDefault(c, "REGISTRY_PUBLIC_URL", ""), "URL the mirror will be served at (REGISTRY_PUBLIC_URL)")
 	plugins := fs.String("plugins", envDefault(c, "REGISTRY_PLUGINS", "./plugins.yaml"), "curated list (REGISTRY_PLUGINS)")
 	st, _, code := openStore(ctx, c, fs, args)
