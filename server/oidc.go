@@ -34,10 +34,20 @@ func (s *Server) handleOIDC(c echo.Context) error {
 	}
 	secret, exp, scope, err := s.cfg.OIDC.Exchange(c.Request().Context(), req.Token)
 	if errors.Is(err, ingest.ErrUnauthenticated) {
-		return errf(http.StatusUnauthorized, err.Error())
+		return unauthenticated(err)
 	}
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, oidcResponse{Token: secret, ExpiresAt: exp, Scope: scope})
+}
+
+// unauthenticated is a refused identity token as a 401 that keeps the refusal's rules
+// (oidc.jti.replayed, ...) when it has some.
+func unauthenticated(err error) error {
+	var rf *ingest.Refusal
+	if !errors.As(err, &rf) {
+		return errf(http.StatusUnauthorized, err.Error())
+	}
+	return &ingest.Refusal{Kind: echo.NewHTTPError(http.StatusUnauthorized, rf.Message), Message: rf.Message, Problems: rf.Problems}
 }

@@ -12,21 +12,32 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/time/rate"
+
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/problem"
 )
 
 // RateLimits are per-client request budgets, in requests per minute. A client is its IP
-// address (an IPv6 address counts by its /64) and, where a bearer token is sent, also the
-// token: a request must fit both budgets. A bucket holds one minute's worth, so a burst of
-// that many is allowed at once. Zero takes the default; a negative value turns the class off.
+// address (an IPv6 address counts by its /64) or, for the authenticated writes, the bearer
+// token it sends. A bucket holds one minute's worth, so a burst of that many is allowed at
+// once. Zero takes the default; a negative value turns the class off.
+//
+// Failed authentications are limited separately from valid use: a request that ends in 401
+// (a bad, expired, revoked or missing token, or a refused OIDC token) gets back what it
+// spent and is charged to its address's failure budget instead. So a valid token is never
+// refused because others failed from the same address (a NAT, a CI runner pool); only the
+// failures get 429 once that budget is spent.
 type RateLimits struct {
-	// Auth bounds POST /api/v1/auth/oidc and failed bearer-token attempts, per IP; once
-	// spent, requests carrying a bearer token get 429 until it refills. Default 30.
+	// Auth bounds, per IP, POST /api/v1/auth/oidc exchanges and, separately, failed
+	// authentications; once the failure budget is spent, a failing request answers 429
+	// instead of 401 until it refills. Default 30.
 	Auth int
 	// Publish bounds the authenticated writes: POST /api/v1/packages, yank, unyank,
-	// deprecate and admin POSTs. Default 60.
+	// deprecate and admin POSTs, per bearer token (per IP for requests without one).
+	// Default 60.
 	Publish int
-	// Search bounds GET /api/v1/plugins and the home page with a q. Default 600.
+	// Search bounds GET /api/v1/plugins and the home page with a q, per IP and, when a
+	// bearer token is sent, also per token. Default 600.
 	Search int
 	// TrustForwarded keys clients by X-Forwarded-For when the connection comes from a
 	// loopback or private address (a reverse proxy in front of the registry); otherwise
@@ -44,17 +55,19 @@ const (
 	DefaultRateSearch  = 600
 )
 
-// rate classes, also the label of registry_rate_limited_total.
+// rate classes, also the label of registry_rate_limited_total and, after "rate.", the
+// rule id of a 429.
 const (
 	classAuth    = "auth"
+	classFailed  = "auth_failures"
 	classPublish = "publish"
 	classSearch  = "search"
 )
 
 // rateLimiters holds one limiter per class; nil means the class is off.
 type rateLimiters struct {
-	auth, publish, search *limiter
-	forwarded             echo.IPExtractor // nil: the connection's address
+	auth, failed, publish, search *limiter
+	forwarded                     echo.IPExtractor // nil: the connection's address
 }
 
 func newRateLimiters(cfg RateLimits) *rateLimiters {
@@ -62,8 +75,10 @@ func newRateLimiters(cfg RateLimits) *rateLimiters {
 	if maxKeys <= 0 {
 		maxKeys = 100_000
 	}
+	auth := perMinute(cfg.Auth, DefaultRateAuth)
 	rl := &rateLimiters{
-		auth:    newLimiter(perMinute(cfg.Auth, DefaultRateAuth), maxKeys),
+		auth:    newLimiter(auth, maxKeys),
+		failed:  newLimiter(auth, maxKeys),
 		publish: newLimiter(perMinute(cfg.Publish, DefaultRatePublish), maxKeys),
 		search:  newLimiter(perMinute(cfg.Search, DefaultRateSearch), maxKeys),
 	}
@@ -82,9 +97,10 @@ func perMinute(v, def int) int {
 
 // limiter is a set of token buckets keyed by client, with bounded memory: a bucket idle
 // long enough to have refilled is forgotten (losslessly), and past maxKeys the oldest go.
+// A bucket counts time credit rather than fractional tokens, so waits are exact.
 type limiter struct {
-	limit   rate.Limit
-	burst   int
+	every   time.Duration // the credit one request costs: a minute / requests per minute
+	full    time.Duration // a full bucket: a minute's worth
 	idle    time.Duration // time for an empty bucket to refill completely
 	maxKeys int
 
@@ -94,8 +110,8 @@ type limiter struct {
 }
 
 type bucket struct {
-	lim  *rate.Limiter
-	seen time.Time
+	credit time.Duration // accrued up to at, at most full
+	at     time.Time     // last update, which is also the last use
 }
 
 // newLimiter returns a limiter of perMinute requests a minute, or nil when perMinute < 0.
@@ -103,24 +119,27 @@ func newLimiter(perMinute, maxKeys int) *limiter {
 	if perMinute <= 0 {
 		return nil
 	}
-	return &limiter{limit: rate.Limit(float64(perMinute) / 60), burst: perMinute, idle: time.Minute,
+	every := time.Minute / time.Duration(perMinute)
+	return &limiter{every: every, full: every * time.Duration(perMinute), idle: time.Minute,
 		maxKeys: maxKeys, buckets: map[string]*bucket{}}
 }
 
-// bucketFor returns key's bucket, creating it; it sweeps idle buckets now and then.
-func (l *limiter) bucketFor(key string, now time.Time) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// bucketFor returns key's bucket brought up to now, creating it full; it sweeps idle
+// buckets now and then. l.mu is held.
+func (l *limiter) bucketFor(key string, now time.Time) *bucket {
 	b, ok := l.buckets[key]
 	if !ok {
 		if len(l.buckets) >= l.maxKeys || now.Sub(l.lastSweep) > l.idle {
 			l.sweep(now)
 		}
-		b = &bucket{lim: rate.NewLimiter(l.limit, l.burst)}
+		b = &bucket{credit: l.full, at: now}
 		l.buckets[key] = b
 	}
-	b.seen = now
-	return b.lim
+	if now.After(b.at) {
+		b.credit = min(l.full, b.credit+now.Sub(b.at))
+		b.at = now
+	}
+	return b
 }
 
 // sweep forgets buckets idle long enough to be full again; if that does not free a tenth
@@ -129,7 +148,7 @@ func (l *limiter) bucketFor(key string, now time.Time) *rate.Limiter {
 func (l *limiter) sweep(now time.Time) {
 	l.lastSweep = now
 	for k, b := range l.buckets {
-		if now.Sub(b.seen) > l.idle {
+		if now.Sub(b.at) > l.idle {
 			delete(l.buckets, k)
 		}
 	}
@@ -145,30 +164,29 @@ func (l *limiter) sweep(now time.Time) {
 // take spends one request from every key's bucket, all or none; it returns zero when
 // allowed, else how long until it would be.
 func (l *limiter) take(now time.Time, keys ...string) time.Duration {
-	var (
-		wait time.Duration
-		done []*rate.Reservation
-	)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var wait time.Duration
 	for _, k := range keys {
-		r := l.bucketFor(k, now).ReserveN(now, 1)
-		done = append(done, r)
-		wait = max(wait, r.DelayFrom(now))
+		wait = max(wait, l.every-l.bucketFor(k, now).credit)
 	}
 	if wait > 0 {
-		for _, r := range done {
-			r.CancelAt(now)
-		}
+		return wait
 	}
-	return wait
+	for _, k := range keys {
+		l.bucketFor(k, now).credit -= l.every
+	}
+	return 0
 }
 
-// blocked reports how long until key's bucket holds a whole request, without spending it.
-func (l *limiter) blocked(now time.Time, key string) time.Duration {
-	tokens := l.bucketFor(key, now).TokensAt(now)
-	if tokens >= 1 {
-		return 0
+// refund gives back one request to every key's bucket, as if it had not been spent.
+func (l *limiter) refund(now time.Time, keys ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		b := l.bucketFor(k, now)
+		b.credit = min(l.full, b.credit+l.every)
 	}
-	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
 }
 
 // size is the number of clients tracked.
@@ -179,32 +197,48 @@ func (l *limiter) size() int {
 }
 
 // limitRates applies the rate limits by route; it sits inside logRequests so that 429s
-// are logged, and outside the route's auth middleware so that it sees failed tokens.
+// are logged, and outside the route's auth middleware so that it sees failed
+// authentications. A request that ends in 401 is refunded and charged to its address's
+// failure budget; when that is spent, the 401 becomes a 429.
 func (s *Server) limitRates(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		now := s.now()
 		ip, tok := s.limits.clientIP(c), bearerKey(c)
-		if tok != "" && s.limits.auth != nil {
-			if d := s.limits.auth.blocked(now, ip); d > 0 {
-				return s.tooMany(c, classAuth, d, "too many failed token attempts from this address")
-			}
-		}
 		class, l := s.limits.classOf(c)
+		keys := classKeys(class, ip, tok)
 		if l != nil {
-			keys := []string{ip}
-			if tok != "" && class != classAuth {
-				keys = append(keys, tok)
-			}
 			if d := l.take(now, keys...); d > 0 {
-				return s.tooMany(c, class, d, "too many "+class+" requests")
+				return s.tooMany(c, class, d, "too many "+class+" requests from this client")
 			}
 		}
 		err := next(c)
-		if tok != "" && class != classAuth && s.limits.auth != nil && statusOf(err) == http.StatusUnauthorized {
-			s.limits.auth.take(now, ip)
+		if statusOf(err) != http.StatusUnauthorized {
+			return err
+		}
+		if l != nil {
+			l.refund(now, keys...)
+		}
+		if s.limits.failed != nil {
+			if d := s.limits.failed.take(now, ip); d > 0 {
+				return s.tooMany(c, classFailed, d, "too many failed authentications from this address (bad, expired or missing tokens); "+
+					"requests with a valid token are not affected")
+			}
 		}
 		return err
 	}
+}
+
+// classKeys names the buckets a request spends from: the authenticated writes are keyed
+// by their token (by address when there is none), the other classes by address and, for
+// search, also by token.
+func classKeys(class, ip, tok string) []string {
+	switch {
+	case tok == "" || class == classAuth:
+		return []string{ip}
+	case class == classPublish:
+		return []string{tok}
+	}
+	return []string{ip, tok}
 }
 
 // classOf names the budget a request spends from, if any.
@@ -255,10 +289,13 @@ func bearerKey(c echo.Context) string {
 	return "tok:" + hex.EncodeToString(sum[:12])
 }
 
-// tooMany answers 429 with Retry-After (whole seconds, at least 1) in the API's error shape.
+// tooMany answers 429 with Retry-After (whole seconds, at least 1) in the API's error
+// shape, with one problem whose rule is "rate." and the class (rate.auth_failures, ...).
 func (s *Server) tooMany(c echo.Context, class string, wait time.Duration, why string) error {
 	secs := max(1, int(math.Ceil(wait.Seconds())))
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	s.metrics.rateLimited.WithLabelValues(class).Inc()
-	return errf(http.StatusTooManyRequests, why+": retry in "+strconv.Itoa(secs)+" s")
+	msg := why + ": retry in " + strconv.Itoa(secs) + " s"
+	return &ingest.Refusal{Kind: echo.NewHTTPError(http.StatusTooManyRequests, msg), Message: msg,
+		Problems: problem.List{{Rule: "rate." + class, Severity: problem.Error, Message: msg}}}
 }

@@ -65,7 +65,25 @@ func TestLimiterAllOrNothing(t *testing.T) {
 	if w := l.take(t0, "ip:1"); w != 0 {
 		t.Errorf("the refused request spent ip:1's budget (wait %v)", w)
 	}
-	if w := l.blocked(t0, "ip:1"); w != time.Minute {
-		t.Errorf("blocked = %v, want 1m", w)
+	if w := l.take(t0, "ip:1"); w != time.Minute {
+		t.Errorf("ip:1 spent: wait %v, want 1m", w)
+	}
+}
+
+func TestLimiterRefund(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := newLimiter(2, 1000)
+	l.take(t0, "a")
+	l.take(t0, "a")
+	l.refund(t0, "a")
+	if w := l.take(t0, "a"); w != 0 {
+		t.Errorf("after a refund: wait %v, want 0", w)
+	}
+	l.refund(t0.Add(time.Hour), "a")
+	l.refund(t0.Add(time.Hour), "a") // a refund never fills past a minute's worth
+	for i, want := range []time.Duration{0, 0, 30 * time.Second} {
+		if w := l.take(t0.Add(time.Hour), "a"); w != want {
+			t.Errorf("take %d after refunds into a full bucket: wait %v, want %v", i, w, want)
+		}
 	}
 }

@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/problem"
 	"github.com/pluginyard/registry/server"
 )
 
@@ -72,21 +76,29 @@ func TestRateLimits(t *testing.T) {
 			{http.MethodGet, "/api/v1/plugins", "", ip1, 429},
 			{http.MethodGet, "/api/v1/plugins", "", ip2, 200},
 		}},
-		{"publish is limited per IP and per token", server.RateLimits{Publish: 2, TrustForwarded: true}, []call{
+		{"publish is limited per token", server.RateLimits{Publish: 2, TrustForwarded: true}, []call{
 			{http.MethodPost, "/api/v1/packages", adminToken, ip1, 400}, // not multipart: through the limiter, refused by the handler
-			{http.MethodPost, "/api/v1/packages", adminToken, ip1, 400},
-			{http.MethodPost, "/api/v1/packages", adminToken, ip2, 429}, // the token's budget is spent
-			{http.MethodPost, "/api/v1/packages", "", ip1, 429},         // so is ip1's
-			{http.MethodPost, "/api/v1/packages", "", ip2, 401},         // ip2 still has its own
-			{http.MethodPost, "/api/v1/plugins/acme-hello/deprecate", "", ip2, 401},
-			{http.MethodPost, "/api/v1/plugins/acme-hello/deprecate", "", ip2, 429}, // writes share the budget
+			{http.MethodPost, "/api/v1/packages", adminToken, ip2, 400},
+			{http.MethodPost, "/api/v1/packages", adminToken, ip1, 429},                     // the token's budget is spent, from any address
+			{http.MethodPost, "/api/v1/plugins/acme-hello/deprecate", adminToken, ip2, 429}, // writes share the budget
+			{http.MethodPost, "/api/v1/packages", "", ip1, 401},                             // a missing token is a failure, not a write
+			{http.MethodPost, "/api/v1/packages", bad, ip1, 401},
 		}},
-		{"failed tokens spend the auth budget, then tokens are refused", server.RateLimits{Auth: 2, TrustForwarded: true}, []call{
+		{"failed tokens are limited apart from valid ones", server.RateLimits{Auth: 2, TrustForwarded: true}, []call{
 			{http.MethodPost, "/api/v1/packages", bad, ip1, 401},
 			{http.MethodGet, "/api/v1/admin/audit", other, ip1, 401},
-			{http.MethodGet, "/api/v1/admin/audit", adminToken, ip1, 429},
+			{http.MethodGet, "/api/v1/admin/audit", other, ip1, 429},
+			{http.MethodPost, "/api/v1/packages", "", ip1, 429}, // so is a missing token
+			{http.MethodGet, "/api/v1/admin/audit", adminToken, ip1, 200},
 			{http.MethodGet, "/api/v1/plugins", "", ip1, 200}, // anonymous reads go on
-			{http.MethodGet, "/api/v1/admin/audit", adminToken, ip2, 200},
+			{http.MethodGet, "/api/v1/admin/audit", bad, ip2, 401},
+		}},
+		{"IPv6 clients count by /64", server.RateLimits{Search: 1, TrustForwarded: true}, []call{
+			{http.MethodGet, "/api/v1/plugins", "", "2001:db8:1:2::1", 200},
+			{http.MethodGet, "/api/v1/plugins", "", "2001:db8:1:2:ffff:ffff:ffff:fffe", 429},
+			{http.MethodGet, "/api/v1/plugins", "", "2001:db8:1:3::1", 200},
+			{http.MethodGet, "/api/v1/plugins", "", "203.0.113.9", 200},
+			{http.MethodGet, "/api/v1/plugins", "", "::ffff:203.0.113.9", 429}, // an IPv4-mapped address is that IPv4 address
 		}},
 		{"OIDC exchanges spend the auth budget", server.RateLimits{Auth: 2, TrustForwarded: true}, []call{
 			{http.MethodPost, "/api/v1/auth/oidc", "", ip1, 404}, // trusted publishing is off here
@@ -110,10 +122,18 @@ func TestRateLimits(t *testing.T) {
 				}
 				if c.want == http.StatusTooManyRequests {
 					checkTooMany(t, r)
+					if isJSON(r) && !slices.ContainsFunc([]string{"rate.auth", "rate.auth_failures", "rate.publish", "rate.search"},
+						func(rule string) bool { return hasRule(t, r, rule) }) {
+						t.Errorf("call %d: 429 without a rate.* rule: %s", i, r.Body)
+					}
 				}
 			}
 		})
 	}
+}
+
+func isJSON(r response) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")
 }
 
 func checkTooMany(t *testing.T, r response) {
@@ -127,6 +147,88 @@ func checkTooMany(t *testing.T, r response) {
 		if !strings.Contains(body.Error, "retry in") {
 			t.Errorf("429 body error = %q", body.Error)
 		}
+	}
+}
+
+// TestFailedTokensDoNotLockOutValidOnes: 40 bad tokens from one address (a NAT, a CI
+// runner pool) exhaust its failure budget, the failures then get 429 with
+// rate.auth_failures, and a valid token from the same address still succeeds.
+func TestFailedTokensDoNotLockOutValidOnes(t *testing.T) {
+	const ip = "" // every request comes from the test's loopback address
+	e := newEnvWith(t, server.Config{}, nil, true)
+	var statuses []int
+	for i := range 40 {
+		r := e.call(call{http.MethodGet, "/api/v1/admin/audit", "bad-token-" + strconv.Itoa(i), ip, 0})
+		statuses = append(statuses, r.Status)
+		if r.Status == http.StatusTooManyRequests && !hasRule(t, r, "rate.auth_failures") {
+			t.Fatalf("attempt %d: 429 without rule rate.auth_failures: %s", i, r.Body)
+		}
+	}
+	if statuses[server.DefaultRateAuth-1] != http.StatusUnauthorized || statuses[server.DefaultRateAuth] != http.StatusTooManyRequests || statuses[39] != http.StatusTooManyRequests {
+		t.Fatalf("bad-token statuses %v: want %d × 401, then 429", statuses, server.DefaultRateAuth)
+	}
+	if r := e.call(call{http.MethodGet, "/api/v1/admin/audit", adminToken, ip, 0}); r.Status != http.StatusOK {
+		t.Fatalf("the valid admin token from the same address: %d %s, want 200", r.Status, r.Body)
+	}
+	if r := e.publish(adminToken, "acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "x")); r.Status != http.StatusCreated {
+		t.Fatalf("publish with the valid token after the failures: %d %s, want 201", r.Status, r.Body)
+	}
+}
+
+// oidcOnly accepts one identity token and refuses every other as unauthenticated.
+type oidcOnly struct{ good string }
+
+func (o oidcOnly) Exchange(_ context.Context, raw string) (string, time.Time, []string, error) {
+	switch raw {
+	case o.good:
+	case "replayed-jwt":
+		return "", time.Time{}, nil, &ingest.Refusal{Kind: ingest.ErrUnauthenticated, Message: "OIDC token refused: replayed",
+			Problems: problem.List{{Rule: "oidc.jti.replayed", Path: "jti", Severity: problem.Error, Message: "OIDC token refused: replayed"}}}
+	default:
+		return "", time.Time{}, nil, fmt.Errorf("test: %w", ingest.ErrUnauthenticated)
+	}
+	return "pyr_exchanged", time.Now().Add(time.Minute), []string{"acme-hello"}, nil
+}
+
+// TestOIDCRefusalKeepsItsRule: a replayed identity token answers 401 with the rule the
+// exchange gave.
+func TestOIDCRefusalKeepsItsRule(t *testing.T) {
+	e := newEnvWith(t, server.Config{OIDC: oidcOnly{good: "good-jwt"}}, nil, true)
+	r := e.post("/api/v1/auth/oidc", "", map[string]string{"token": "replayed-jwt"})
+	if r.Status != http.StatusUnauthorized || !hasRule(t, r, "oidc.jti.replayed") {
+		t.Fatalf("replayed token: %d %s, want 401 with oidc.jti.replayed", r.Status, r.Body)
+	}
+}
+
+// TestFailedOIDCExchangesAreRefunded: refused OIDC tokens spend the failure budget, not
+// the exchange budget a valid token from the same address needs.
+func TestFailedOIDCExchangesAreRefunded(t *testing.T) {
+	e := newEnvWith(t, server.Config{OIDC: oidcOnly{good: "good-jwt"}, RateLimits: server.RateLimits{Auth: 3}}, nil, true)
+	exchange := func(tok string) response {
+		req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/api/v1/auth/oidc", strings.NewReader(`{"token": "`+tok+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		return e.do(req)
+	}
+	var got []int
+	for range 5 {
+		got = append(got, exchange("forged-jwt").Status)
+	}
+	if want := []int{401, 401, 401, 429, 429}; !slices.Equal(got, want) {
+		t.Errorf("forged tokens: %v, want %v", got, want)
+	}
+	for i := range 3 {
+		if r := exchange("good-jwt"); r.Status != http.StatusOK {
+			t.Fatalf("valid exchange %d after the failures: %d %s, want 200", i, r.Status, r.Body)
+		}
+	}
+	if r := exchange("replayed-jwt"); r.Status != http.StatusTooManyRequests {
+		t.Errorf("a replayed token after the failures: %d %s, want 429", r.Status, r.Body)
+	}
+	if r := exchange("good-jwt"); r.Status != http.StatusTooManyRequests || !hasRule(t, r, "rate.auth") {
+		t.Errorf("a fourth valid exchange within the minute: %d %s, want 429 rate.auth (valid use has its own budget)", r.Status, r.Body)
 	}
 }
 
