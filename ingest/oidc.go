@@ -2,10 +2,13 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,11 +61,16 @@ func NewTrustedPublishing(ctx context.Context, st *store.Store, list func() *ind
 }
 
 // Exchange verifies raw (a JWT) and returns an upload token secret, its expiry and its
-// scope. A bad token is an error wrapping ErrUnauthenticated; a valid token whose
+// scope. Each token is exchanged once: its jti is kept until it expires, and a token
+// without one is refused. A bad or replayed token is an error wrapping ErrUnauthenticated
+// (a replay or a missing jti is a *Refusal with rule oidc.jti.replayed or oidc.jti.missing); a valid token whose
 // repository is not listed, or whose repository identity changed, is a *Refusal of kind
 // ErrForbidden. Every verified identity leaves one "token.oidc" audit entry.
 func (tp *TrustedPublishing) Exchange(ctx context.Context, raw string) (string, time.Time, []string, error) {
 	c, err := tp.verify(ctx, raw)
+	if err == nil {
+		err = tp.consume(ctx, c)
+	}
 	if err != nil {
 		if errors.Is(err, ErrUnauthenticated) {
 			tp.log.Info("oidc token refused", "err", err)
@@ -75,6 +83,27 @@ func (tp *TrustedPublishing) Exchange(ctx context.Context, raw string) (string, 
 		return "", time.Time{}, nil, err
 	}
 	return secret, exp, ids, nil
+}
+
+// consume makes a verified token single-use: its jti is kept in the store until the
+// token expires, so a second exchange of the same token (a leaked log line, a replay
+// from another job) is refused, after a restart and on every replica too.
+func (tp *TrustedPublishing) consume(ctx context.Context, c *actionsClaims) error {
+	err := tp.store.UseJTI(ctx, tp.issuer, c.JTI, c.expiry, tp.now())
+	if errors.Is(err, store.ErrConflict) {
+		return jtiRefusal("oidc.jti.replayed", fmt.Sprintf("replayed: this token (jti %q) was already exchanged, and an identity token is single-use; "+
+			"request a fresh one in the publishing job for every exchange", c.JTI))
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: oidc: %w", err)
+	}
+	return nil
+}
+
+// jtiRefusal is a 401 refusal with its rule.
+func jtiRefusal(rule, reason string) *Refusal {
+	msg := (&tokenError{reason: reason}).Error()
+	return refuse(ErrUnauthenticated, problem.List{{Rule: rule, Path: "jti", Severity: problem.Error, Message: msg}}, "%s", msg)
 }
 
 // grant maps verified claims to listed ids, checks the pin and creates the upload token.
@@ -185,12 +214,15 @@ func (tp *TrustedPublishing) auditExchange(ctx context.Context, c *actionsClaims
 
 // actionsClaims are the GitHub Actions claims the exchange reads.
 type actionsClaims struct {
+	JTI               string `json:"jti"`        // the token's unique id
 	Repository        string `json:"repository"` // owner/name
 	RepositoryID      string `json:"repository_id"`
 	RepositoryOwnerID string `json:"repository_owner_id"`
 	WorkflowRef       string `json:"workflow_ref"`
 	Ref               string `json:"ref"`
 	SHA               string `json:"sha"`
+
+	expiry time.Time // the verified exp
 }
 
 // tokenError is a refused identity token; it wraps ErrUnauthenticated (401).
@@ -219,6 +251,13 @@ func (tp *TrustedPublishing) verify(ctx context.Context, raw string) (*actionsCl
 		return nil, &tokenError{reason: fmt.Sprintf("expected the GitHub Actions claims repository (owner/name), repository_id and repository_owner_id, found repository %q, repository_id %q, repository_owner_id %q",
 			c.Repository, c.RepositoryID, c.RepositoryOwnerID)}
 	}
+	switch {
+	case c.JTI == "":
+		return nil, jtiRefusal("oidc.jti.missing", "it has no jti (token id) claim, so it could not be made single-use; GitHub Actions tokens always carry one")
+	case len(c.JTI) > store.MaxJTILen:
+		return nil, jtiRefusal("oidc.jti.length", fmt.Sprintf("its jti claim is %d bytes, over the %d-byte limit", len(c.JTI), store.MaxJTILen))
+	}
+	c.expiry = tok.Expiry
 	return &c, nil
 }
 
@@ -235,12 +274,164 @@ func (tp *TrustedPublishing) idVerifier(ctx context.Context) (*oidc.IDTokenVerif
 	stop := context.AfterFunc(ctx, cancel) // the request going away ends discovery too
 	defer stop()
 	p, err := oidc.NewProvider(dctx, tp.issuer)
+	var meta struct {
+		JWKSURI string   `json:"jwks_uri"`
+		Algs    []string `json:"id_token_signing_alg_values_supported"`
+	}
+	if err == nil {
+		err = p.Claims(&meta)
+	}
+	if err == nil && meta.JWKSURI == "" {
+		err = errors.New("the discovery document names no jwks_uri")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ingest: oidc: discovery of issuer %s (%s/.well-known/openid-configuration) failed; trusted publishing is unavailable until it succeeds: %w",
 			tp.issuer, tp.issuer, err)
 	}
-	tp.verifier = p.VerifierContext(oidc.ClientContext(tp.base, tp.client), &oidc.Config{ClientID: tp.audience, Now: tp.now})
+	keys := &keySet{uri: meta.JWKSURI, client: tp.client, base: tp.base, now: func() time.Time { return tp.now() }}
+	tp.verifier = oidc.NewVerifier(tp.issuer, keys, &oidc.Config{ClientID: tp.audience, Now: tp.now, SupportedSigningAlgs: signingAlgs(meta.Algs)})
 	return tp.verifier, nil
+}
+
+// signingAlgs keeps the advertised algorithms this registry verifies; none leaves go-oidc's
+// default (RS256).
+func signingAlgs(advertised []string) []string {
+	var out []string
+	for _, a := range advertised {
+		if slices.Contains(jwtAlgs, jose.SignatureAlgorithm(a)) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// jwksMinInterval is the least time between two fetches of the issuer's key set. A token
+// signed with an unknown key id triggers a refresh (keys rotate), but made-up key ids must
+// not make every request a fetch: the registry would amplify a flood onto the issuer.
+const jwksMinInterval = time.Minute
+
+// maxJWKSBody bounds a key-set answer; GitHub's is a few KB.
+const maxJWKSBody = 1 << 20
+
+// keySet is the issuer's JSON Web Key Set (jwks_uri), cached and refreshed at most once
+// per jwksMinInterval, whether or not the last fetch succeeded. It implements oidc.KeySet.
+type keySet struct {
+	uri    string
+	client *http.Client
+	base   context.Context // values for the fetches; never cancelled
+	now    func() time.Time
+
+	fetchMu sync.Mutex // one fetch at a time; held across the request
+	mu      sync.Mutex // guards the fields below
+	keys    []jose.JSONWebKey
+	fetched time.Time // the last attempt
+	lastErr error     // its failure, if it failed
+}
+
+// VerifySignature returns the payload of raw when a key of the set verifies it, trying the
+// cached keys first and a refreshed set only when none does.
+func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
+	jws, err := jose.ParseSigned(raw, jwtAlgs)
+	if err != nil {
+		return nil, fmt.Errorf("malformed jwt: %w", err)
+	}
+	if len(jws.Signatures) != 1 {
+		return nil, fmt.Errorf("expected one signature, found %d", len(jws.Signatures))
+	}
+	kid := jws.Signatures[0].Header.KeyID
+	k.mu.Lock()
+	cached := k.keys
+	k.mu.Unlock()
+	if payload, ok := verifyWith(jws, cached, kid); ok {
+		return payload, nil
+	}
+	keys, at, err := k.refresh()
+	if err != nil {
+		return nil, err
+	}
+	if payload, ok := verifyWith(jws, keys, kid); ok {
+		return payload, nil
+	}
+	return nil, fmt.Errorf("no key of the issuer's key set (fetched %s, refreshed at most once a minute) verifies it (key id %q)",
+		at.UTC().Format(time.RFC3339), kid)
+}
+
+func verifyWith(jws *jose.JSONWebSignature, keys []jose.JSONWebKey, kid string) ([]byte, bool) {
+	for i := range keys {
+		if kid != "" && keys[i].KeyID != kid {
+			continue
+		}
+		if payload, err := jws.Verify(&keys[i]); err == nil {
+			return payload, true
+		}
+	}
+	return nil, false
+}
+
+// refresh fetches the key set unless the last attempt is younger than jwksMinInterval; it
+// returns the keys then known and when they were fetched.
+func (k *keySet) refresh() ([]jose.JSONWebKey, time.Time, error) {
+	k.fetchMu.Lock()
+	defer k.fetchMu.Unlock()
+	k.mu.Lock()
+	last, lastErr := k.fetched, k.lastErr
+	k.mu.Unlock()
+	if now := k.now(); last.IsZero() || now.Sub(last) >= jwksMinInterval {
+		keys, err := k.fetch()
+		k.mu.Lock()
+		k.fetched, k.lastErr = now, err
+		if err == nil {
+			k.keys = keys
+		}
+		k.mu.Unlock()
+		last, lastErr = now, err
+	}
+	if lastErr != nil {
+		return nil, last, fmt.Errorf("the issuer's key set %s could not be fetched at %s (%w); the next attempt is at %s",
+			k.uri, last.UTC().Format(time.RFC3339), lastErr, last.Add(jwksMinInterval).UTC().Format(time.RFC3339))
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.keys, last, nil
+}
+
+// fetch reads the key set; keys of types or algorithms go-jose does not know are skipped
+// (RFC 7517 §5), not fatal.
+func (k *keySet) fetch() ([]jose.JSONWebKey, error) {
+	ctx, cancel := context.WithTimeout(k.base, discoveryTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.uri, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := k.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxJWKSBody+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case res.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("GET %s answered %s", k.uri, res.Status)
+	case len(body) > maxJWKSBody:
+		return nil, fmt.Errorf("GET %s answered more than %d bytes", k.uri, maxJWKSBody)
+	}
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(body, &set); err != nil {
+		return nil, fmt.Errorf("GET %s: not a JSON Web Key Set: %w", k.uri, err)
+	}
+	keys := make([]jose.JSONWebKey, 0, len(set.Keys))
+	for _, raw := range set.Keys {
+		var key jose.JSONWebKey
+		if key.UnmarshalJSON(raw) == nil {
+			keys = append(keys, key)
+		}
+	}
+	return keys, nil
 }
 
 // nbfLeeway is go-oidc's clock-skew allowance on "nbf", repeated here to explain refusals.

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,7 +38,9 @@ type testIssuer struct {
 
 	mu            sync.Mutex
 	paths         []string
-	failDiscovery int // discovery requests still to answer 503
+	failDiscovery int               // discovery requests still to answer 503
+	rotated       *ecdsa.PrivateKey // when set, the JWKS also publishes it as k2
+	jtis          int               // token ids handed out by claims
 }
 
 func newTestIssuer(t *testing.T) *testIssuer {
@@ -64,8 +67,13 @@ func (is *testIssuer) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": is.srv.URL, "jwks_uri": is.srv.URL + "/jwks",
 			"id_token_signing_alg_values_supported": []string{"ES256"}, "response_types_supported": []string{"id_token"}})
 	case r.URL.Path == "/jwks":
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
-			{Key: &is.key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+		keys := []jose.JSONWebKey{{Key: &is.key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}
+		is.mu.Lock()
+		if is.rotated != nil {
+			keys = append(keys, jose.JSONWebKey{Key: &is.rotated.PublicKey, KeyID: "k2", Algorithm: "ES256", Use: "sig"})
+		}
+		is.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: keys})
 	default:
 		http.NotFound(w, r)
 	}
@@ -77,9 +85,25 @@ func (is *testIssuer) fetched() []string {
 	return append([]string(nil), is.paths...)
 }
 
-// claims are valid GitHub Actions claims for repo at now.
+// jwksFetches counts the key-set requests received.
+func (is *testIssuer) jwksFetches() int {
+	n := 0
+	for _, p := range is.fetched() {
+		if p == "/jwks" {
+			n++
+		}
+	}
+	return n
+}
+
+// claims are valid GitHub Actions claims for repo at now, with a fresh jti each call.
 func (is *testIssuer) claims(now time.Time, repo, repoID, ownerID string) map[string]any {
+	is.mu.Lock()
+	is.jtis++
+	jti := fmt.Sprintf("jti-%d", is.jtis)
+	is.mu.Unlock()
 	return map[string]any{
+		"jti": jti,
 		"iss": is.srv.URL, "aud": testAudience, "sub": "repo:" + repo + ":ref:refs/tags/v1.2.0",
 		"iat": now.Unix(), "nbf": now.Add(-time.Minute).Unix(), "exp": now.Add(5 * time.Minute).Unix(),
 		"repository": repo, "repository_id": repoID, "repository_owner_id": ownerID,
@@ -418,10 +442,106 @@ func TestTrustedPublishingDiscovery(t *testing.T) {
 	if err == nil || errors.Is(err, ErrUnauthenticated) || !strings.Contains(err.Error(), "discovery of issuer") {
 		t.Fatalf("Exchange with the issuer down = %v; want a discovery error that is not the caller's fault", err)
 	}
-	mustExchange(t, tp, raw) // discovery is retried
-	mustExchange(t, tp, raw) // and then kept
+	mustExchange(t, tp, raw)                                                            // discovery is retried, and the token was not used up
+	mustExchange(t, tp, mustSign(t, is.key, "k1", is.claims(now, helloRepo, "1", "1"))) // and then kept
 	want := []string{"/.well-known/openid-configuration", "/.well-known/openid-configuration", "/jwks"}
 	if diff := cmp.Diff(want, is.fetched()); diff != "" {
 		t.Errorf("issuer URLs fetched (-want +got):\n%s", diff)
+	}
+}
+
+// refusalRules are the rules of a *Refusal, nil for any other error.
+func refusalRules(err error) []string {
+	var rf *Refusal
+	if errors.As(err, &rf) {
+		return rf.Problems.Rules()
+	}
+	return nil
+}
+
+// TestTrustedPublishingSingleUse: a token is exchanged once, also after a restart; a
+// token without jti is refused.
+func TestTrustedPublishingSingleUse(t *testing.T) {
+	is := newTestIssuer(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := mustSign(t, is.key, "k1", is.claims(now, helloRepo, "1", "1"))
+	mustExchange(t, newTestTP(st, is, now), raw)
+	tests := []struct {
+		name      string
+		tp        func() *TrustedPublishing
+		raw       string
+		wantRules []string
+		wantMsg   string
+	}{
+		{"replay", func() *TrustedPublishing { return newTestTP(st, is, now) }, raw, []string{"oidc.jti.replayed"}, `this token (jti "jti-1") was already exchanged`},
+		{"replay after a restart", func() *TrustedPublishing {
+			_ = st.Close()
+			if st, err = store.Open(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			return newTestTP(st, is, now.Add(time.Minute))
+		}, raw, []string{"oidc.jti.replayed"}, "single-use"},
+		{"no jti", func() *TrustedPublishing { return newTestTP(st, is, now) }, func() string {
+			c := is.claims(now, helloRepo, "1", "1")
+			delete(c, "jti")
+			return mustSign(t, is.key, "k1", c)
+		}(), []string{"oidc.jti.missing"}, "no jti (token id) claim"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, _, err := tt.tp().Exchange(context.Background(), tt.raw)
+			if !errors.Is(err, ErrUnauthenticated) || !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Fatalf("Exchange = %v; want unauthenticated, saying %q", err, tt.wantMsg)
+			}
+			if diff := cmp.Diff(tt.wantRules, refusalRules(err)); diff != "" {
+				t.Errorf("rules (-want +got):\n%s", diff)
+			}
+		})
+	}
+	_ = st.Close()
+}
+
+// TestJWKSRefreshedAtMostOncePerMinute: tokens with unknown key ids do not each fetch the
+// key set; a rotated key is picked up once the minute has passed.
+func TestJWKSRefreshedAtMostOncePerMinute(t *testing.T) {
+	is := newTestIssuer(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	clock := now
+	tp := newTestTP(mustStore(t), is, now)
+	tp.now = func() time.Time { return clock }
+	token := func(key *ecdsa.PrivateKey, kid string) string {
+		return mustSign(t, key, kid, is.claims(now, helloRepo, "1", "1"))
+	}
+	mustExchange(t, tp, token(is.key, "k1"))
+	stranger := mustKey(t)
+	for i := range 20 {
+		if _, _, _, err := tp.Exchange(context.Background(), token(stranger, fmt.Sprintf("made-up-%d", i))); !errors.Is(err, ErrUnauthenticated) {
+			t.Fatalf("unknown key id %d: %v, want unauthenticated", i, err)
+		}
+	}
+	if n := is.jwksFetches(); n != 1 {
+		t.Fatalf("%d key-set fetches after 20 unknown key ids within a minute, want 1", n)
+	}
+
+	is.mu.Lock()
+	is.rotated = mustKey(t)
+	is.mu.Unlock()
+	clock = now.Add(30 * time.Second)
+	if _, _, _, err := tp.Exchange(context.Background(), token(is.rotated, "k2")); !errors.Is(err, ErrUnauthenticated) || !strings.Contains(err.Error(), "at most once a minute") {
+		t.Fatalf("a rotated key within the minute: %v; want unauthenticated, saying the set is refreshed at most once a minute", err)
+	}
+	clock = now.Add(jwksMinInterval)
+	mustExchange(t, tp, token(is.rotated, "k2"))
+	mustExchange(t, tp, token(is.key, "k1"))
+	if _, _, _, err := tp.Exchange(context.Background(), token(stranger, "made-up-again")); !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("unknown key id after the refresh: %v", err)
+	}
+	if n := is.jwksFetches(); n != 2 {
+		t.Errorf("%d key-set fetches, want 2", n)
 	}
 }
