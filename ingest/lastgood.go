@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/manifest"
 	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/version"
 )
 
 // lastGoodDir keeps the documents of the last successful rebuild beside the blobs, so that
@@ -38,7 +41,10 @@ type Fallback struct {
 	GeneratedAt time.Time `json:"generated_at"`
 	Entries     int       `json:"entries"`
 	Cause       string    `json:"cause"` // why the rebuild failed
-	At          time.Time `json:"at"`
+	// Suspects are the releases in force in the store most likely at fault: those whose
+	// stored manifest no longer parses, then those with the largest manifests.
+	Suspects []string  `json:"suspects"`
+	At       time.Time `json:"at"`
 }
 
 // lastGood is the commit record of the persisted documents.
@@ -207,7 +213,7 @@ func (s *Service) ServeLastGood(ctx context.Context, cause error) (*Fallback, er
 	if s.docs.Load() != nil {
 		return s.fallback.Load(), nil
 	}
-	fb := &Fallback{Source: SourceLastGood, Cause: causeOf(cause, s.refusal.Load()), At: s.now()}
+	fb := &Fallback{Source: SourceLastGood, Cause: causeOf(cause, s.refusal.Load()), Suspects: s.suspects(ctx, 3), At: s.now()}
 	docs, rec, err := s.loadLastGood()
 	if err != nil {
 		if !errors.Is(err, ErrNoLastGood) {
@@ -223,8 +229,17 @@ func (s *Service) ServeLastGood(ctx context.Context, cause error) (*Fallback, er
 	s.catalog.Store(s.catalogOf(ctx, docs))
 	s.docs.Store(docs)
 	s.fallback.Store(fb)
-	s.refusal.Store(&IndexRefusal{At: fb.At, Reason: fb.Cause + "; " + fb.Describe()})
+	s.refusal.Store(&IndexRefusal{At: fb.At, Reason: fb.Reason()})
 	return fb, nil
+}
+
+// Reason is the whole story: why, which releases to look at, and what is served.
+func (fb *Fallback) Reason() string {
+	r := fb.Cause
+	if len(fb.Suspects) > 0 {
+		r += "; releases to look at: " + strings.Join(fb.Suspects, ", ")
+	}
+	return r + "; " + fb.Describe()
 }
 
 // Describe says what is served instead of built documents, for logs and /readyz.
@@ -351,4 +366,61 @@ func namedVersions(docs *Documents) (map[string]string, error) {
 		out[e.Name] = e.Version
 	}
 	return out, nil
+}
+
+// suspects names, for the operator who must yank one, the latest listed releases that
+// cannot be indexed (a stored manifest that no longer parses) and then the largest, up to
+// n in all. It reads what the rebuild read; an unreadable store yields none.
+func (s *Service) suspects(ctx context.Context, n int) []string {
+	rels, err := s.store.AllReleases(ctx)
+	if err != nil {
+		return nil
+	}
+	latest := latestListed(rels, s.List())
+	if err := s.store.FillManifests(ctx, latest); err != nil {
+		return nil
+	}
+	sort.SliceStable(latest, func(i, j int) bool { return len(latest[i].Manifest) > len(latest[j].Manifest) })
+	var broken, large []string
+	for _, r := range latest {
+		if name := r.PackageID + "@" + r.Version; manifestParses(r) {
+			large = append(large, fmt.Sprintf("%s (%d-byte manifest)", name, len(r.Manifest)))
+		} else {
+			broken = append(broken, name+" (its stored manifest no longer parses)")
+		}
+	}
+	out := append(broken, large...)
+	return out[:min(n, len(out))]
+}
+
+// latestListed is each listed id's newest non-yanked release.
+func latestListed(rels []*store.Release, l *index.List) []*store.Release {
+	listed := map[string]bool{}
+	for _, e := range l.Plugins {
+		listed[e.ID] = true
+	}
+	for _, e := range l.Extensions {
+		listed[e.Name] = true
+	}
+	latest := map[string]*store.Release{}
+	for _, r := range rels {
+		if cur, ok := latest[r.PackageID]; listed[r.PackageID] && !r.Yanked && (!ok || version.Compare(r.Version, cur.Version) > 0) {
+			latest[r.PackageID] = r
+		}
+	}
+	out := make([]*store.Release, 0, len(latest))
+	for _, r := range latest {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PackageID < out[j].PackageID })
+	return out
+}
+
+func manifestParses(r *store.Release) bool {
+	if r.Kind == "extension" {
+		m, _ := extension.Parse(r.Manifest)
+		return m != nil
+	}
+	m, _ := manifest.Parse(r.Manifest)
+	return m != nil
 }

@@ -127,7 +127,8 @@ func TestServeLastGoodAfterRefusedRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Fallback{Source: SourceLastGood, Serial: good.Serial, GeneratedAt: good.Kandev.LastModified, Entries: 1}
+	want := &Fallback{Source: SourceLastGood, Serial: good.Serial, GeneratedAt: good.Kandev.LastModified, Entries: 1,
+		Suspects: []string{"acme-hello@1.0.0 (206-byte manifest)"}}
 	if diff := cmp.Diff(want, fb, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Cause" || p.Last().String() == ".At" }, cmp.Ignore())); diff != "" {
 		t.Errorf("fallback (-want +got):\n%s", diff)
 	}
@@ -192,10 +193,15 @@ func TestFallbackEndsWithTheNextSuccessfulRebuild(t *testing.T) {
 	if cause == nil || !strings.Contains(cause.Error(), "no longer parses") {
 		t.Fatalf("rebuild with a broken stored manifest: %v", cause)
 	}
-	if _, err := svc.ServeLastGood(ctx, cause); err != nil {
+	fb, err := svc.ServeLastGood(ctx, cause)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r := svc.LastRefusal(); r == nil || !strings.Contains(r.Reason, "no longer parses") {
+	wantSuspects := []string{"acme-broken@1.0.0 (its stored manifest no longer parses)", "acme-hello@1.0.0 (206-byte manifest)"}
+	if diff := cmp.Diff(wantSuspects, fb.Suspects); diff != "" {
+		t.Errorf("suspects (-want +got):\n%s", diff)
+	}
+	if r := svc.LastRefusal(); r == nil || !strings.Contains(r.Reason, "no longer parses") || !strings.Contains(r.Reason, "acme-broken@1.0.0") {
 		t.Errorf("refusal = %+v, want the rebuild's error", r)
 	}
 	if err := st.SetYanked(ctx, "acme-broken", "1.0.0", true, "poisoned", store.AuditEntry{Actor: "cli", Action: "yank"}); err != nil {

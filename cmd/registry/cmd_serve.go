@@ -92,7 +92,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 			return err
 		}
 	}
-	if err := svc.Rebuild(ctx); err != nil {
+	if err := startIndex(ctx, c, svc, log); err != nil {
 		return err
 	}
 	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log}
@@ -121,6 +121,25 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	err = srv.Serve(ctx, ln)
 	log.Info("registry stopped")
 	return err
+}
+
+// startIndex builds the index; when that fails (a stored release over the host cap, a
+// stored manifest that no longer parses, anything), the registry starts all the same on the
+// last good documents, or an empty index, and /readyz says why: a registry that will not
+// start cannot be repaired through its API, and hosts keep a valid index.
+func startIndex(ctx context.Context, c *cli, svc *ingest.Service, log *slog.Logger) error {
+	err := svc.Rebuild(ctx)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	fb, ferr := svc.ServeLastGood(ctx, err)
+	if ferr != nil {
+		return fmt.Errorf("%w; and no index could be served instead: %w", err, ferr)
+	}
+	log.Error("index rebuild at start failed; serving a fallback", "source", fb.Source, "cause", fb.Cause, "suspects", fb.Suspects, "serial", fb.Serial)
+	fmt.Fprintf(c.stderr, "registry serve: %s.\n  /readyz reports it until a rebuild succeeds. To repair: yank the release at fault through the API\n  (POST /api/v1/plugins/{id}/versions/{version}/yank), or stop the registry, run\n  `registry yank --data DIR ID@VERSION` (or `registry delist --data DIR ID`), and start it again.\n",
+		fb.Reason())
+	return nil
 }
 
 func ingestConfig(cfg Config) (ingest.Config, error) {

@@ -35,6 +35,9 @@ func commands() map[string]command {
 		"restore":         {cmdRestore, "restore a database snapshot into a data directory"},
 		"fsck":            {cmdFsck, "re-hash every blob against the database; report missing, corrupt and orphan blobs"},
 		"sync":            {cmdSync, "pull the latest GitHub release of every listed repository (--once: one round)"},
+		"yank":            {cmdYank, "yank ID@VERSION in a data directory, with the server stopped"},
+		"unyank":          {cmdUnyank, "restore a yanked ID@VERSION in a data directory, with the server stopped"},
+		"delist":          {cmdDelist, "yank every version of ID in a data directory, with the server stopped"},
 	}
 }
 
