@@ -2,40 +2,95 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/ingest"
 )
+
+// Readiness states, the "status" field of /readyz.
+const (
+	readyOK          = "ok"          // 200: everything in force was built from the store as it is
+	readyDegraded    = "degraded"    // 200: valid but stale index documents; the reason is in "index"
+	readyUnavailable = "unavailable" // 503: take this replica out of rotation
+)
+
+// readiness is the body of /readyz.
+type readiness struct {
+	Ready  bool              `json:"ready"`
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks"`
+	Index  indexReadiness    `json:"index"`
+}
+
+// indexReadiness says where the index documents in force come from, and why.
+type indexReadiness struct {
+	Source      string     `json:"source"` // built | last-good | empty | none
+	Serial      int64      `json:"serial"`
+	Entries     int        `json:"entries"`
+	GeneratedAt *time.Time `json:"generated_at,omitempty"`
+	Reason      string     `json:"reason,omitempty"` // why the documents are not built from the store as it is
+}
 
 // handleHealth is GET /healthz: the process is up.
 func (s *Server) handleHealth(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// handleReady is GET /readyz: the database answers, the index is built and plugins.yaml is
-// loaded; 503 with the failing checks otherwise.
+// handleReady is GET /readyz: the database answers, the index is in force and plugins.yaml
+// is loaded.
+//
+// It answers a load balancer's question, "should this replica get traffic?". A replica
+// serving stale index documents (the last good ones from disk after a refused rebuild at
+// start, or the previous ones after a refused rebuild since) still gives hosts a valid index
+// they already accepted, and its pages, downloads and API work: taking it out of rotation
+// would turn stale-but-valid into errors and, with a single replica, shut the admin out of
+// the API that repairs it. So it stays ready: 200, "status": "degraded", and the reason in
+// "index". It answers 503 ("unavailable") when it has no documents, the database is
+// unreachable, or it serves the empty index of a data directory that never had a good one:
+// hosts would read that as "every plugin is gone", which is worse than an error that keeps
+// their cached copy, and a replica with real documents should answer instead.
 func (s *Server) handleReady(c echo.Context) error {
-	checks := map[string]string{"database": "ok", "index": "ok", "plugins_yaml": "ok"}
-	ok := true
+	r := readiness{Ready: true, Status: readyOK, Checks: map[string]string{"database": "ok", "index": "ok", "plugins_yaml": "ok"}}
 	if err := s.svc.Store().Ping(c.Request().Context()); err != nil {
-		checks["database"], ok = "unreachable", false
-	}
-	if s.svc.Documents() == nil {
-		checks["index"], ok = "not built", false
+		r.Checks["database"], r.Ready = "unreachable", false
 	}
 	if s.svc.List() == nil {
-		checks["plugins_yaml"], ok = "not loaded", false
+		r.Checks["plugins_yaml"], r.Ready = "not loaded", false
 	}
+	s.indexReadiness(&r)
 	if s.cfg.ReadyDetail != nil {
 		for k, v := range s.cfg.ReadyDetail() {
-			checks[k] = v
+			r.Checks[k] = v
 		}
 	}
-	if r := s.svc.LastRefusal(); r != nil {
-		checks["index_refusal"] = r.Reason
-	}
 	status := http.StatusOK
-	if !ok {
-		status = http.StatusServiceUnavailable
+	if !r.Ready {
+		r.Status, status = readyUnavailable, http.StatusServiceUnavailable
 	}
-	return c.JSON(status, map[string]any{"ready": ok, "checks": checks})
+	return c.JSON(status, r)
+}
+
+// indexReadiness fills in where the documents in force come from.
+func (s *Server) indexReadiness(r *readiness) {
+	docs := s.svc.Documents()
+	if docs == nil {
+		r.Checks["index"], r.Ready, r.Index.Source = "not built", false, "none"
+		return
+	}
+	r.Index = indexReadiness{Source: "built", Serial: docs.Serial, Entries: docs.Plugins}
+	if ref := s.svc.LastRefusal(); ref != nil {
+		r.Checks["index_refusal"], r.Index.Reason, r.Status = ref.Reason, ref.Reason, readyDegraded
+	}
+	fb := s.svc.Fallback()
+	if fb == nil {
+		return
+	}
+	at := fb.GeneratedAt
+	r.Index.Source, r.Index.GeneratedAt, r.Index.Reason = fb.Source, &at, fb.Reason()
+	r.Checks["index"], r.Status = fb.Describe(), readyDegraded
+	if fb.Source == ingest.SourceEmpty {
+		r.Ready = false
+	}
 }
