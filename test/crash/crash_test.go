@@ -1,6 +1,10 @@
 // Package crash is the crash-safety test of the registry: it SIGKILLs `registry serve` at
 // random moments during concurrent publishes, restarts it on the same data directory, and
 // checks that nothing acknowledged is lost and nothing half-written is listed.
+//
+// CRASH_SEED=N replays a run's choices (how long each round runs before its kill, which
+// acknowledged release is re-sent); the scheduler's timing is not replayable, so a replay
+// kills at the same moments, not necessarily between the same two instructions.
 package crash
 
 import (
@@ -12,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"mime/multipart"
 	"net"
@@ -42,35 +47,95 @@ const (
 
 var ids = []string{"crash-alpha", "crash-beta", "crash-gamma"}
 
+// ack is what the server acknowledged (201, or 200 for a repeat) for one id@version:
+// the bytes it was sent.
+type ack struct {
+	sha  string
+	size int64
+}
+
 func TestKillDuringPublishes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and restarts it 50 times")
 	}
+	seed := crashSeed(t)
+	t.Logf("seed %d (replay with CRASH_SEED=%d)", seed, seed)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("failed with seed %d: replay with CRASH_SEED=%d go test ./test/crash/", seed, seed)
+		}
+	})
 	bin := buildRegistry(t)
 	dir := t.TempDir()
 	writeList(t, dir)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed>>7))
-	acked := map[string]string{} // id@version → sha256 of every publish the server acknowledged
+	acked := map[string]ack{} // id@version → every publish the server acknowledged
 	attempted := 0
 	for r := range rounds {
 		p := start(t, bin, dir)
-		check(t, p.url, dir, acked)
+		check(t, p.url, dir, acked, seed)
 		got := publishRound(t, p, r, rng, acked)
 		attempted += perRound
 		for k, v := range got {
 			acked[k] = v
 		}
+		checkAcked(t, dir, acked, got, seed)
 		if r%10 == 0 {
 			plantLeftovers(t, dir, r) // as a kill between a blob's rename and its row would
 		}
 	}
 	p := start(t, bin, dir)
-	check(t, p.url, dir, acked)
+	check(t, p.url, dir, acked, seed)
 	p.kill(t)
 	checkStore(t, dir)
 	t.Logf("%d new versions attempted, %d acknowledged before a kill", attempted, len(acked))
+}
+
+// crashSeed is CRASH_SEED, else a random seed.
+func crashSeed(t *testing.T) uint64 {
+	t.Helper()
+	v := os.Getenv("CRASH_SEED")
+	if v == "" {
+		return rand.Uint64()
+	}
+	seed, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		t.Fatalf("CRASH_SEED=%q: expected a whole number such as 42, as printed by a failed run", v)
+	}
+	return seed
+}
+
+// checkAcked opens the data directory of the killed registry: every acknowledged release
+// has its row, with the digest and size of the bytes sent, and its blob file of that size;
+// the blobs acknowledged in the round just killed (fresh) are re-hashed. Older ones were
+// re-hashed after their own round, and are downloaded whole after every restart.
+func checkAcked(t *testing.T, dir string, acked, fresh map[string]ack, seed uint64) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, k := range slices.Sorted(maps.Keys(acked)) {
+		a := acked[k]
+		id, version, _ := strings.Cut(k, "@")
+		rel, err := st.Release(ctx, id, version)
+		if err != nil || rel.SHA256 != a.sha || rel.Size != a.size {
+			t.Fatalf("seed %d: acknowledged %s (%d bytes, sha256 %s) after a kill: row %+v, %v", seed, k, a.size, a.sha, rel, err)
+		}
+		fi, err := os.Stat(st.Blobs.Path(a.sha))
+		if err != nil || fi.Size() != a.size {
+			t.Fatalf("seed %d: acknowledged %s: blob file %v, want %d bytes", seed, k, err, a.size)
+		}
+		if _, ok := fresh[k]; !ok {
+			continue
+		}
+		data, err := st.Blobs.ReadAll(a.sha)
+		if sum := sha256.Sum256(data); err != nil || hex.EncodeToString(sum[:]) != a.sha {
+			t.Fatalf("seed %d: acknowledged %s: blob does not hash to %s after a kill (%v)", seed, k, a.sha, err)
+		}
+	}
 }
 
 // plantLeftovers writes an orphan blob and a temporary upload into the blob folder of the
@@ -204,7 +269,7 @@ func freeAddr() (string, error) {
 // publishRound publishes perRound new versions and repeats one acknowledged release
 // concurrently, SIGKILLs the server 0–200 ms after they start, and returns what was
 // acknowledged before the kill.
-func publishRound(t *testing.T, p *proc, round int, rng *rand.Rand, acked map[string]string) map[string]string {
+func publishRound(t *testing.T, p *proc, round int, rng *rand.Rand, acked map[string]ack) map[string]ack {
 	t.Helper()
 	type job struct{ id, version string }
 	var jobs []job
@@ -212,13 +277,13 @@ func publishRound(t *testing.T, p *proc, round int, rng *rand.Rand, acked map[st
 		jobs = append(jobs, job{ids[(round+k)%len(ids)], fmt.Sprintf("1.%d.%d", round, k)})
 	}
 	if len(acked) > 0 {
-		keys := slices.Sorted(mapKeys(acked))
+		keys := slices.Sorted(maps.Keys(acked))
 		id, version, _ := strings.Cut(keys[rng.IntN(len(keys))], "@")
 		jobs = append(jobs, job{id, version})
 	}
 	var (
 		mu  sync.Mutex
-		got = map[string]string{}
+		got = map[string]ack{}
 		wg  sync.WaitGroup
 	)
 	client := &http.Client{Timeout: 30 * time.Second}
@@ -239,7 +304,7 @@ func publishRound(t *testing.T, p *proc, round int, rng *rand.Rand, acked map[st
 			}
 			sum := sha256.Sum256(data)
 			mu.Lock()
-			got[j.id+"@"+j.version] = hex.EncodeToString(sum[:])
+			got[j.id+"@"+j.version] = ack{sha: hex.EncodeToString(sum[:]), size: int64(len(data))}
 			mu.Unlock()
 		})
 	}
@@ -247,16 +312,6 @@ func publishRound(t *testing.T, p *proc, round int, rng *rand.Rand, acked map[st
 	p.kill(t)
 	wg.Wait()
 	return got
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func publish(client *http.Client, base, fileName string, data []byte) (int, error) {
@@ -323,12 +378,13 @@ type version struct {
 }
 
 // check verifies, against a freshly started registry: every listed release downloads
-// intact; every acknowledged publish is listed with its bytes; the index's latest
-// versions are the store's; and the blob folder holds only listed blobs (the orphans of
-// the previous kill were collected at start).
-func check(t *testing.T, base, dir string, acked map[string]string) {
+// intact; every acknowledged publish is listed with the digest and size of the bytes sent
+// (so its download is those bytes); the index's latest versions are the store's; and the
+// blob folder holds only listed blobs (the orphans of the previous kill were collected at
+// start).
+func check(t *testing.T, base, dir string, acked map[string]ack, seed uint64) {
 	t.Helper()
-	listed := map[string]string{} // id@version → sha256
+	listed := map[string]ack{} // id@version → digest and size
 	latest := map[string]string{}
 	for _, id := range ids {
 		var detail struct {
@@ -343,15 +399,15 @@ func check(t *testing.T, base, dir string, acked map[string]string) {
 		}
 		for _, v := range detail.Versions {
 			checkDownload(t, v)
-			listed[id+"@"+v.Version] = v.SHA256
+			listed[id+"@"+v.Version] = ack{sha: v.SHA256, size: v.Size}
 			if !v.Yanked && (latest[id] == "" || semverLess(latest[id], v.Version)) {
 				latest[id] = v.Version
 			}
 		}
 	}
-	for k, sha := range acked {
-		if listed[k] != sha {
-			t.Fatalf("acknowledged release %s (sha256 %s) is listed as %q after a kill", k, sha, listed[k])
+	for k, a := range acked {
+		if listed[k] != a {
+			t.Fatalf("seed %d: acknowledged release %s (%d bytes, sha256 %s) is listed as %+v after a kill", seed, k, a.size, a.sha, listed[k])
 		}
 	}
 	checkIndex(t, base, latest)
@@ -395,11 +451,11 @@ func checkIndex(t *testing.T, base string, latest map[string]string) {
 	}
 }
 
-func checkBlobFolder(t *testing.T, dir string, listed map[string]string) {
+func checkBlobFolder(t *testing.T, dir string, listed map[string]ack) {
 	t.Helper()
 	want := map[string]bool{}
-	for _, sha := range listed {
-		want[sha] = true
+	for _, a := range listed {
+		want[a.sha] = true
 	}
 	root := filepath.Join(dir, "data", "blobs")
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
