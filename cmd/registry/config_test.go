@@ -39,6 +39,8 @@ func TestServeRefusesMalformedSettings(t *testing.T) {
 			want: []string{`REGISTRY_SYNC_INTERVAL="15" (--sync-interval): expected a duration such as 15m`}},
 		{name: "duration from flag", args: []string{"--sync-interval", "5 minutes"},
 			want: []string{`--sync-interval "5 minutes" (REGISTRY_SYNC_INTERVAL): expected a duration`}},
+		{name: "negative duration", args: []string{"--sync-interval", "-5m"},
+			want: []string{`--sync-interval "-5m" (REGISTRY_SYNC_INTERVAL): expected a duration such as 15m, 90s or 1h30m, or 0 to turn it off`}},
 		{name: "bool from env", env: map[string]string{"REGISTRY_DEMO": "yes"},
 			want: []string{`REGISTRY_DEMO="yes" (--demo): expected true or false`}},
 		{name: "bool from flag", args: []string{"--trust-proxy=on"},
