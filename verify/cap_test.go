@@ -86,3 +86,17 @@ func TestLongNamesAreClipped(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectionProblemsAreCapped checks that the cap covers the problems found after
+// reading too (here 300 files missing from checksums.txt), not only the archive's own.
+func TestInspectionProblemsAreCapped(t *testing.T) {
+	extra := make([]entry, 300)
+	for i := range extra {
+		extra[i] = file(fmt.Sprintf("docs/%03d.md", i), "x")
+	}
+	rep := mustPackage(t, buildTarGz(t, plus(t, extra...)), verify.Options{})
+	last := rep.Problems[len(rep.Problems)-1]
+	if len(rep.Problems) != problem.MaxListed+1 || last.Rule != "checksums.unlisted" || !strings.Contains(last.Message, "and 200 more") {
+		t.Errorf("%d problems, last %v; want %d and a summary of 200 more checksums.unlisted", len(rep.Problems), last, problem.MaxListed)
+	}
+}

@@ -96,10 +96,17 @@ func hostile(tb testing.TB) []struct {
 			[]finding{e("archive.header.extended", "server/plugin-linux-amd64"), e("archive.duplicate", "server/plugin-linux-amd64"), e("checksums.absent", "checksums.txt")}},
 		{"archive.header.prefix-gnu", buildTarGz(tb, evilPlugin(tb, entry{Name: "docs/x.md", Body: "x", Format: tar.FormatGNU, Patch: map[int]string{345: "server"}})),
 			[]finding{e("archive.header.prefix", "server/docs/x.md"), e("checksums.unlisted", "checksums.txt")}},
+		{"archive.header.prefix-star", buildTarGz(tb, plus(tb, entry{Name: starName, Body: "x", Format: tar.FormatUSTAR, Patch: map[int]string{508: "tar\x00"}})),
+			[]finding{e("archive.header.prefix", starName[:131]+"/x.md"), e("checksums.unlisted", "checksums.txt")}},
 		{"archive.header.size-directory", buildTarGz(tb, plus(tb, entry{Name: "docs/", Type: tar.TypeDir, Patch: map[int]string{124: "00000001000\x00"}})),
 			[]finding{e("archive.header.size", "docs/")}},
 	}
 }
+
+// starName has a 155-byte ustar prefix whose last 24 bytes are octal digits: with a star
+// trailer archive/tar reads 131 bytes of it as the prefix and the rest as times, Python's
+// tarfile all 155 as the prefix.
+var starName = strings.Repeat("d", 131) + strings.Repeat("0", 24) + "/x.md"
 
 func TestHostileArchives(t *testing.T) {
 	dir := filepath.Join("testdata", "hostile")

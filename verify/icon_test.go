@@ -52,6 +52,7 @@ func TestIconAtPublish(t *testing.T) {
 		{"jpeg", withIcon(t, "assets/icon.jpg", jpeg), "image/jpeg", ".jpg", nil, nil},
 		{"webp", withIcon(t, "assets/icon.webp", webp), "image/webp", ".webp", nil, nil},
 		{"svg", withIcon(t, "assets/icon.svg", svg), "image/svg+xml", ".svg", nil, nil},
+		{"svg after a 600-byte comment", withIcon(t, "assets/icon.svg", "<!--"+strings.Repeat("c", 600)+"-->"+svg[len(`<?xml version="1.0"?>`):]), "image/svg+xml", ".svg", nil, nil},
 		{"svg named .png gets .svg", withIcon(t, "assets/icon.png", svg), "image/svg+xml", ".svg", nil, nil},
 		{"png named .svg gets .png", withIcon(t, "assets/icon.svg", png), "image/png", ".png", nil, nil},
 		{"gif refused", withIcon(t, "assets/icon.gif", gif), "", "", []finding{e("manifest.icon.type", "manifest.yaml")}, []string{"image/gif", "PNG, JPEG, WebP or SVG"}},

@@ -65,11 +65,13 @@ func inspectKandev(rep *Report, a *archive, opt Options) {
 		}
 	}
 	var iconProbs problem.List
+	examined := false
 	if m != nil {
 		rep.Icon, iconProbs = icon(a, m.Icon)
+		examined = a.isFile(strings.TrimPrefix(m.Icon, "./"))
 	}
 	rep.Problems = append(rep.Problems, checkLimits(a, lim, manifestName, rep.Size)...)
-	rep.Problems = append(rep.Problems, supersede(probs.InFile(manifestName), iconProbs)...)
+	rep.Problems = append(rep.Problems, supersede(probs.InFile(manifestName), examined)...)
 	rep.Problems = append(rep.Problems, iconProbs...)
 	rep.Problems = append(rep.Problems, packageChecksums(a, "", true)...)
 	rep.Checksums, rep.ChecksumsSig = a.kept[checksumsName], a.kept[checksumsSigName]
@@ -187,10 +189,11 @@ func icon(a *archive, p string) (*Asset, problem.List) {
 	return &Asset{Path: p, ContentType: ct, Ext: ext, SHA256: hex.EncodeToString(sum[:]), Data: data}, nil
 }
 
-// supersede drops the manifest package's icon warnings that an icon error of verify
-// replaces (same cause, now refused at publish), so the author reads it once.
-func supersede(probs, iconProbs problem.List) problem.List {
-	if len(iconProbs) == 0 {
+// supersede drops the manifest package's icon format and size warnings once verify has
+// examined the icon file itself: its verdict, from the whole bytes rather than the first
+// 512, replaces them (an error now refuses at publish), so the author reads it once.
+func supersede(probs problem.List, examined bool) problem.List {
+	if !examined {
 		return probs
 	}
 	out := probs[:0:0]
