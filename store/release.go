@@ -3,24 +3,59 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"modernc.org/sqlite"
+
 	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/readme"
 )
+
+// The 0003 migration renders the READMEs of releases published before it with this
+// function; new releases arrive rendered (Release.READMEHTML).
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction("registry_render_readme", 1, renderReadmeSQL)
+}
+
+func renderReadmeSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	var src []byte
+	switch v := args[0].(type) {
+	case nil:
+		return nil, nil
+	case []byte:
+		src = v
+	case string:
+		src = []byte(v)
+	default:
+		return nil, fmt.Errorf("store: render readme: unexpected %T", v)
+	}
+	html, _, err := readme.Render(src)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{}, html...), nil
+}
 
 // Release is one accepted package version.
 type Release struct {
-	ID          int64
-	PackageID   string
-	Version     string
-	Kind        string // plugin | canvas | extension
-	SHA256      string
-	Size        int64
-	Manifest    []byte // the raw manifest.yaml or curupira-extension.toml
-	README      []byte
+	ID        int64
+	PackageID string
+	Version   string
+	Kind      string // plugin | canvas | extension
+	SHA256    string
+	Size      int64
+	Manifest  []byte // the raw manifest.yaml or curupira-extension.toml
+	README    []byte // README.md as published; stored, but not loaded by reads (READMEHTML is)
+	// READMEHTML is README rendered by readme.Render at publish (nil: no README). Only
+	// AllReleases loads it; Release and Releases leave it nil.
+	READMEHTML []byte
+	// Facts are what the registry verified at publish; nil for releases published before
+	// it recorded them.
+	Facts       *Facts
 	IconSHA256  string
 	IconExt     string
 	IconType    string
@@ -45,6 +80,22 @@ type Package struct {
 	CreatedAt             time.Time
 }
 
+// Facts are the verification facts of one release, recorded at publish so that pages show
+// what was checked rather than what is usually true.
+type Facts struct {
+	// Checksums is nil when the package has no checksums.txt (allowed for extensions);
+	// otherwise every file it lists matched and every other file was listed.
+	Checksums *ChecksumFacts `json:"checksums"`
+	// READMETruncated: README.md was longer than readme.MaxMarkdown and only its start is
+	// shown.
+	READMETruncated bool `json:"readme_truncated,omitempty"`
+}
+
+// ChecksumFacts describe a verified checksums.txt.
+type ChecksumFacts struct {
+	Files int `json:"files"` // files it lists, each verified against its sha256
+}
+
 // AuditEntry is one line of the audit log.
 type AuditEntry struct {
 	ID      int64          `json:"id"`
@@ -56,8 +107,14 @@ type AuditEntry struct {
 	Detail  map[string]any `json:"detail"`
 }
 
-const releaseCols = `id, package_id, version, kind, sha256, size, readme, icon_sha256, icon_ext, icon_type,
+// releaseCols are the columns scanRelease reads; rowCols are the same without the rendered
+// README, for reads that do not show it (downloads, version tables).
+const (
+	releaseCols = `id, package_id, version, kind, sha256, size, readme_html, facts, icon_sha256, icon_ext, icon_type,
 	warnings, signature, published_by, yanked, yank_reason, downloads, created_at`
+	rowCols = `id, package_id, version, kind, sha256, size, NULL, facts, icon_sha256, icon_ext, icon_type,
+	warnings, signature, published_by, yanked, yank_reason, downloads, created_at`
+)
 
 // InsertRelease records a release whose package (and icon) blobs are already durable, with
 // its audit entry, and bumps the serial, all in one transaction. When id@version exists
@@ -106,11 +163,15 @@ func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, aud
 	if len(rel.Signature) > 0 {
 		sig = sql.NullString{String: string(rel.Signature), Valid: true}
 	}
+	facts, err := factsColumn(rel.Facts)
+	if err != nil {
+		return err
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO releases (package_id, version, kind, sha256, size, manifest, readme,
-		icon_sha256, icon_ext, icon_type, warnings, signature, published_by, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		rel.PackageID, rel.Version, rel.Kind, rel.SHA256, rel.Size, rel.Manifest, rel.README,
-		toNull(rel.IconSHA256), toNull(rel.IconExt), toNull(rel.IconType), string(warnings), sig, rel.PublishedBy, now)
+		readme_html, facts, icon_sha256, icon_ext, icon_type, warnings, signature, published_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rel.PackageID, rel.Version, rel.Kind, rel.SHA256, rel.Size, rel.Manifest, rel.README, readmeHTMLColumn(rel),
+		facts, toNull(rel.IconSHA256), toNull(rel.IconExt), toNull(rel.IconType), string(warnings), sig, rel.PublishedBy, now)
 	if err != nil {
 		return err
 	}
@@ -120,6 +181,29 @@ func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, aud
 		return err
 	}
 	return s.insertAudit(ctx, tx, audit)
+}
+
+// readmeHTMLColumn is the rendered README, NULL only without a README: a README whose
+// HTML is empty (all of it sanitized away) is stored as an empty blob.
+func readmeHTMLColumn(rel *Release) any {
+	if rel.README == nil && rel.READMEHTML == nil {
+		return nil
+	}
+	if rel.READMEHTML == nil {
+		return []byte{}
+	}
+	return rel.READMEHTML
+}
+
+func factsColumn(f *Facts) (sql.NullString, error) {
+	if f == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return sql.NullString{}, fmt.Errorf("store: facts: %w", err)
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
 }
 
 // insertBlob records a blob whose file is already durable.
@@ -141,7 +225,7 @@ type querier interface {
 }
 
 func getRelease(ctx context.Context, q querier, id, version string) (*Release, error) {
-	row := q.QueryRowContext(ctx, "SELECT "+releaseCols+" FROM releases WHERE package_id = ? AND version = ?", id, version)
+	row := q.QueryRowContext(ctx, "SELECT "+rowCols+" FROM releases WHERE package_id = ? AND version = ?", id, version)
 	return scanRelease(row)
 }
 
@@ -152,10 +236,10 @@ func scanRelease(sc scanner) (*Release, error) {
 		r                          Release
 		iconSHA, iconExt, iconType sql.NullString
 		warnings, created          string
-		sig, yankReason            sql.NullString
+		sig, yankReason, facts     sql.NullString
 		yanked                     int
 	)
-	err := sc.Scan(&r.ID, &r.PackageID, &r.Version, &r.Kind, &r.SHA256, &r.Size, &r.README,
+	err := sc.Scan(&r.ID, &r.PackageID, &r.Version, &r.Kind, &r.SHA256, &r.Size, &r.READMEHTML, &facts,
 		&iconSHA, &iconExt, &iconType, &warnings, &sig, &r.PublishedBy, &yanked, &yankReason, &r.Downloads, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -172,21 +256,29 @@ func scanRelease(sc scanner) (*Release, error) {
 	if err := json.Unmarshal([]byte(warnings), &r.Warnings); err != nil {
 		return nil, fmt.Errorf("store: release %d warnings: %w", r.ID, err)
 	}
+	if facts.Valid {
+		r.Facts = &Facts{}
+		if err := json.Unmarshal([]byte(facts.String), r.Facts); err != nil {
+			return nil, fmt.Errorf("store: release %d facts: %w", r.ID, err)
+		}
+	}
 	return &r, nil
 }
 
-// Release returns one release, without its manifest (FillManifests loads it); downloads
-// look releases up on every request and need only the row.
+// Release returns one release, without its manifest (FillManifests loads it) or rendered
+// README; downloads look releases up on every request and need only the row.
 func (s *Store) Release(ctx context.Context, id, version string) (*Release, error) {
 	return getRelease(ctx, s.r, id, version)
 }
 
-// Releases returns every release of a package, newest first, without manifests.
+// Releases returns every release of a package, newest published first, without manifests
+// or rendered READMEs.
 func (s *Store) Releases(ctx context.Context, id string) ([]*Release, error) {
-	return s.queryReleases(ctx, "SELECT "+releaseCols+" FROM releases WHERE package_id = ? ORDER BY created_at DESC, id DESC", id)
+	return s.queryReleases(ctx, "SELECT "+rowCols+" FROM releases WHERE package_id = ? ORDER BY created_at DESC, id DESC", id)
 }
 
-// AllReleases returns every release of every package, without manifests, oldest first.
+// AllReleases returns every release of every package, with rendered READMEs but without
+// manifests, oldest first.
 func (s *Store) AllReleases(ctx context.Context) ([]*Release, error) {
 	return s.queryReleases(ctx, "SELECT "+releaseCols+" FROM releases ORDER BY id")
 }
