@@ -48,6 +48,11 @@ type Launch struct {
 	Args    []string `toml:"args"`
 }
 
+// maxUnknownKeys bounds the unknown keys reported one by one, with their line: finding a
+// line scans the file, so reporting every key of a file made of unknown keys would cost time
+// quadratic in its size (16,000 keys took 38 s). The rest are counted in one problem.
+const maxUnknownKeys = 20
+
 // Parse decodes data as a curupira-extension.toml and validates it. Every problem carries
 // File "curupira-extension.toml". The manifest is nil only when data is not TOML of the
 // right types; unknown keys are errors that name their line.
@@ -60,7 +65,12 @@ func Parse(data []byte) (*Manifest, problem.List) {
 		return nil, l.InFile(FileName)
 	}
 	var l problem.List
-	for _, key := range md.Undecoded() {
+	unknown := md.Undecoded()
+	for i, key := range unknown {
+		if i == maxUnknownKeys {
+			l.Errorf("extension.unknown", key.String(), "%d more unknown keys, starting with %q; remove them or fix their spelling", len(unknown)-i, quoteValue(key.String()))
+			break
+		}
 		unknownKey(&l, data, key)
 	}
 	l = append(l, m.Validate()...)
@@ -99,8 +109,8 @@ var (
 func unknownKey(l *problem.List, data []byte, key toml.Key) {
 	name := key.String()
 	if line := keyLine(data, key); line > 0 {
-		l.Errorf("extension.unknown", name, "unknown key %q at line %d; remove it or fix its spelling (known keys: manifest_version, name, version, description, protocol_version, runtime, kind, trigger_types, homepage, license, repository, [launch] type, package, version, command, args)", name, line)
+		l.Errorf("extension.unknown", name, "unknown key %q at line %d; remove it or fix its spelling (known keys: manifest_version, name, version, description, protocol_version, runtime, kind, trigger_types, homepage, license, repository, [launch] type, package, version, command, args)", quoteValue(name), line)
 		return
 	}
-	l.Errorf("extension.unknown", name, "unknown key %q; remove it or fix its spelling", name)
+	l.Errorf("extension.unknown", name, "unknown key %q; remove it or fix its spelling", quoteValue(name))
 }

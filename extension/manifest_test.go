@@ -105,7 +105,7 @@ func TestParseDecodesFields(t *testing.T) {
 		t.Fatal(probs)
 	}
 	want := extension.Manifest{
-		ManifestVersion: 1, Name: "@acme/curupira-jira", Version: "2.0.0-rc.1+build.7",
+		ManifestVersion: 1, Name: "@acme/curupira-jira", Version: "2.0.0-rc.1",
 		Description: "Jira tickets as Curupira triggers.", ProtocolVersion: 2, Runtime: "python",
 		Kind: "trigger", TriggerTypes: []string{"jira-ticket", "jira_comment"},
 		Launch:   extension.Launch{Type: "python", Command: "curupira_jira/main.py", Args: []string{"--quiet"}},
@@ -141,7 +141,9 @@ func TestVersionsAndNames(t *testing.T) {
 	}{
 		{"a", "0.0.0", nil},
 		{"@a-b/c.d_e~f", "1.0.0-alpha.1", nil},
-		{"ext", "1.0.0+20130313144700", nil},
+		{"ext", "1.0.0+20130313144700", []string{"extension.version.semver"}},
+		{"ext", "1.0.0.0", []string{"extension.version.semver"}},
+		{"ext", "1.0.0\u202e", []string{"extension.version.semver"}},
 		{"ext", "1.0.0-0.3.7", nil},
 		{"ext", "1.0.0-01", []string{"extension.version.semver"}},
 		{"ext", "v1.0.0", []string{"extension.version.semver"}},

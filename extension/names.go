@@ -44,66 +44,6 @@ func npmPartProblem(part, what string) string {
 	return ""
 }
 
-// semverProblem explains why v is not a SemVer 2.0.0 version, or returns "".
-func semverProblem(v string) string {
-	core, build, hasBuild := strings.Cut(v, "+")
-	if hasBuild {
-		if why := identifiers(build, "build metadata", false); why != "" {
-			return why
-		}
-	}
-	core, pre, hasPre := strings.Cut(core, "-")
-	if hasPre {
-		if why := identifiers(pre, "pre-release", true); why != "" {
-			return why
-		}
-	}
-	nums := strings.Split(core, ".")
-	if len(nums) != 3 {
-		return "it needs exactly three numbers MAJOR.MINOR.PATCH"
-	}
-	for _, n := range nums {
-		if !isNumeric(n) {
-			return "MAJOR, MINOR and PATCH must be non-negative integers"
-		}
-		if len(n) > 1 && n[0] == '0' {
-			return "numbers must not have leading zeros"
-		}
-	}
-	return ""
-}
-
-// identifiers checks a dot-separated pre-release or build list; numeric pre-release
-// identifiers must not have leading zeros.
-func identifiers(s, what string, numericRule bool) string {
-	for id := range strings.SplitSeq(s, ".") {
-		if id == "" {
-			return what + " has an empty identifier"
-		}
-		for _, r := range id {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				return what + " identifiers use only 0-9, A-Z, a-z and '-'"
-			}
-		}
-		if numericRule && isNumeric(id) && len(id) > 1 && id[0] == '0' {
-			return what + " numeric identifiers must not have leading zeros"
-		}
-	}
-	return ""
-}
-
-func isNumeric(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // isIdentifier reports whether s is identifier-like: a letter, then letters, digits,
 // '-' or '_', at most 64 characters.
 func isIdentifier(s string) bool {

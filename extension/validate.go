@@ -5,8 +5,11 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/pluginyard/registry/manifest"
 	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/version"
 )
 
 // KnownRuntimes are the runtime values Curupira knows; another value is only a warning.
@@ -34,13 +37,108 @@ func (m *Manifest) Validate() problem.List {
 	}
 	m.validateRuntime(&l)
 	if m.Kind != "trigger" {
-		l.Errorf("extension.kind", "kind", "kind must be \"trigger\" (the only kind), found %q", m.Kind)
+		l.Errorf("extension.kind", "kind", "kind must be \"trigger\" (the only kind), found %q", quoteValue(m.Kind))
 	}
 	m.validateTriggerTypes(&l)
 	m.validateLaunch(&l)
 	validateURL(&l, "homepage", m.Homepage)
 	validateURL(&l, "repository", m.Repository)
+	m.validateFields(&l)
 	return l
+}
+
+// fieldLimit is the length and character rule of one field that reaches the Curupira index,
+// the API or the pages (docs/limits.md lists them). own names the rule that already bounds
+// the field's length and characters (a grammar), in which case only the table documents it.
+type fieldLimit struct {
+	path  string
+	max   int
+	runes bool // max counts characters, else bytes
+	multi bool // newlines and tabs allowed
+	own   string
+	value func(*Manifest) []string
+}
+
+var fieldLimits = []fieldLimit{
+	{path: "name", max: 214, own: "extension.name.format", value: one(func(m *Manifest) string { return m.Name })},
+	{path: "version", max: version.MaxLen, own: "extension.version.semver", value: one(func(m *Manifest) string { return m.Version })},
+	{path: "description", max: 1024, runes: true, multi: true, value: one(func(m *Manifest) string { return m.Description })},
+	{path: "runtime", max: 32, value: one(func(m *Manifest) string { return m.Runtime })},
+	{path: "trigger_types[]", max: 64, own: "extension.trigger_types.format", value: func(m *Manifest) []string { return m.TriggerTypes }},
+	{path: "homepage", max: 2048, value: one(func(m *Manifest) string { return m.Homepage })},
+	{path: "repository", max: 2048, value: one(func(m *Manifest) string { return m.Repository })},
+	{path: "license", max: 128, value: one(func(m *Manifest) string { return m.License })},
+	{path: "launch.package", max: 214, value: one(func(m *Manifest) string { return m.Launch.Package })},
+	{path: "launch.version", max: version.MaxLen, value: one(func(m *Manifest) string { return m.Launch.Version })},
+	{path: "launch.command", max: 256, value: one(func(m *Manifest) string { return m.Launch.Command })},
+	{path: "launch.args[]", max: 256, value: func(m *Manifest) []string { return m.Launch.Args }},
+}
+
+// countLimits bound the lists that reach the Curupira index.
+var countLimits = []struct {
+	path  string
+	max   int
+	count func(*Manifest) int
+}{
+	{"trigger_types", 32, func(m *Manifest) int { return len(m.TriggerTypes) }},
+	{"launch.args", 32, func(m *Manifest) int { return len(m.Launch.Args) }},
+}
+
+func one(get func(*Manifest) string) func(*Manifest) []string {
+	return func(m *Manifest) []string {
+		if s := get(m); s != "" {
+			return []string{s}
+		}
+		return nil
+	}
+}
+
+// validateFields applies the length, character and count limits.
+func (m *Manifest) validateFields(l *problem.List) {
+	for _, f := range fieldLimits {
+		if f.own != "" {
+			continue
+		}
+		for i, v := range f.value(m) {
+			path := strings.Replace(f.path, "[]", fmt.Sprintf("[%d]", i), 1)
+			f.check(l, path, v)
+		}
+	}
+	for _, c := range countLimits {
+		if n := c.count(m); n > c.max {
+			l.Errorf("extension.field.count", c.path, "%s has %d entries; at most %d are allowed; remove some", c.path, n, c.max)
+		}
+	}
+}
+
+func (f fieldLimit) check(l *problem.List, path, v string) {
+	n, unit := len(v), "bytes"
+	if f.runes {
+		n, unit = utf8.RuneCountInString(v), "characters"
+	}
+	if n > f.max {
+		l.Errorf("extension.field.length", path, "%s is %d %s long; at most %d %s are allowed; shorten it", path, n, unit, f.max, unit)
+	}
+	if msg := manifest.TextProblem(v, f.multi); msg != "" {
+		allowed := "no control characters (newlines included), bidirectional controls or invisible format characters"
+		if f.multi {
+			allowed = "no control characters other than newline and tab, no bidirectional controls or invisible format characters"
+		}
+		l.Errorf("extension.field.characters", path, "%s holds %s; %s are allowed; remove them", path, msg, allowed)
+	}
+}
+
+// quoteValue shortens a value quoted in a message, at a rune boundary.
+func quoteValue(s string) string {
+	const n = 80
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 func (m *Manifest) validateName(l *problem.List) {
@@ -49,7 +147,7 @@ func (m *Manifest) validateName(l *problem.List) {
 		return
 	}
 	if why := npmNameProblem(m.Name); why != "" {
-		l.Errorf("extension.name.format", "name", "name %q is not an npm-style package name: %s", m.Name, why)
+		l.Errorf("extension.name.format", "name", "name %q is not an npm-style package name: %s", quoteValue(m.Name), why)
 	}
 }
 
@@ -58,8 +156,8 @@ func (m *Manifest) validateVersion(l *problem.List) {
 		l.Errorf("extension.version", "version", "version is required: a SemVer 2.0.0 version such as \"1.2.0\"")
 		return
 	}
-	if why := semverProblem(m.Version); why != "" {
-		l.Errorf("extension.version.semver", "version", "version %q is not SemVer 2.0.0: %s; use MAJOR.MINOR.PATCH such as \"1.2.0\"", m.Version, why)
+	if _, err := version.Parse(m.Version); err != nil {
+		l.Errorf("extension.version.semver", "version", "version %q is not SemVer 2.0.0 without build metadata (MAJOR.MINOR.PATCH[-PRERELEASE], at most %d bytes): %s; %s", quoteValue(m.Version), version.MaxLen, err, manifest.NearestVersionFix(m.Version))
 	}
 }
 
@@ -68,7 +166,7 @@ func (m *Manifest) validateRuntime(l *problem.List) {
 	case m.Runtime == "":
 		l.Errorf("extension.runtime", "runtime", "runtime is required: one of %s", strings.Join(knownRuntimes, ", "))
 	case !slices.Contains(knownRuntimes, m.Runtime):
-		l.Warnf("extension.runtime.unknown", "runtime", "runtime %q is not one Curupira knows (%s); hosts may not be able to run it", m.Runtime, strings.Join(knownRuntimes, ", "))
+		l.Warnf("extension.runtime.unknown", "runtime", "runtime %q is not one Curupira knows (%s); hosts may not be able to run it", quoteValue(m.Runtime), strings.Join(knownRuntimes, ", "))
 	}
 }
 
@@ -81,10 +179,10 @@ func (m *Manifest) validateTriggerTypes(l *problem.List) {
 	for i, t := range m.TriggerTypes {
 		path := fmt.Sprintf("trigger_types[%d]", i)
 		if !isIdentifier(t) {
-			l.Errorf("extension.trigger_types.format", path, "trigger type %q must start with a letter and hold only letters, digits, '-' and '_' (at most 64 characters)", t)
+			l.Errorf("extension.trigger_types.format", path, "trigger type %q must start with a letter and hold only letters, digits, '-' and '_' (at most 64 characters)", quoteValue(t))
 		}
 		if seen[t] {
-			l.Errorf("extension.trigger_types.duplicate", path, "trigger type %q is listed more than once; remove the duplicate", t)
+			l.Errorf("extension.trigger_types.duplicate", path, "trigger type %q is listed more than once; remove the duplicate", quoteValue(t))
 		}
 		seen[t] = true
 	}
@@ -102,12 +200,12 @@ func (m *Manifest) validateLaunch(l *problem.List) {
 		l.Errorf("extension.launch.type", "launch.type", "launch.type is required: one of npx, node, python, binary, go")
 		return
 	case !known:
-		l.Errorf("extension.launch.type", "launch.type", "launch.type %q is unknown; use one of npx, node, python, binary, go", lt.Type)
+		l.Errorf("extension.launch.type", "launch.type", "launch.type %q is unknown; use one of npx, node, python, binary, go", quoteValue(lt.Type))
 		return
 	}
 	for _, field := range needs {
 		if launchField(lt, field) == "" {
-			l.Errorf("extension.launch."+field, "launch."+field, "launch.%s is required when launch.type is %q", field, lt.Type)
+			l.Errorf("extension.launch."+field, "launch."+field, "launch.%s is required when launch.type is %q", field, quoteValue(lt.Type))
 		}
 	}
 	m.validateLaunchValues(l)
@@ -117,14 +215,14 @@ func (m *Manifest) validateLaunchValues(l *problem.List) {
 	lt := m.Launch
 	if lt.Type == "npx" && lt.Package != "" {
 		if why := npmNameProblem(lt.Package); why != "" {
-			l.Errorf("extension.launch.package", "launch.package", "launch.package %q is not an npm package name: %s", lt.Package, why)
+			l.Errorf("extension.launch.package", "launch.package", "launch.package %q is not an npm package name: %s", quoteValue(lt.Package), why)
 		}
 	}
 	if lt.Version == "" || m.Version == "" {
 		return
 	}
 	if strings.TrimPrefix(lt.Version, "v") != m.Version {
-		l.Warnf("extension.launch.version.mismatch", "launch.version", "launch.version %q differs from version %q; the host would start another release than the one listed", lt.Version, m.Version)
+		l.Warnf("extension.launch.version.mismatch", "launch.version", "launch.version %q differs from version %q; the host would start another release than the one listed", quoteValue(lt.Version), quoteValue(m.Version))
 	}
 }
 
@@ -146,7 +244,7 @@ func validateURL(l *problem.List, field, v string) {
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		l.Errorf("extension."+field+".url", field, "%s %q must be an absolute http(s) URL", field, v)
+		l.Errorf("extension."+field+".url", field, "%s %q must be an absolute http(s) URL", field, quoteValue(v))
 	}
 }
 

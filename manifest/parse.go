@@ -36,7 +36,7 @@ func Parse(data []byte) (*Manifest, problem.List) {
 	d := newDecoder()
 	var m Manifest
 	d.decode(doc, reflect.ValueOf(&m).Elem(), "")
-	return &m, d.probs.InFile(FileName)
+	return &m, bounded(d.probs).InFile(FileName)
 }
 
 // Check parses and validates a manifest. The manifest is nil when it cannot be parsed.
@@ -300,6 +300,31 @@ func describeNode(n *yaml.Node) string {
 	default:
 		return "an unsupported YAML node"
 	}
+}
+
+// maxMessage bounds a problem message in bytes. Rules quote the value they found; bounding
+// the message keeps a problem about a huge value short, wherever the rule quotes it.
+const maxMessage = 1024
+
+// bounded shortens every message over maxMessage, keeping its start (what was expected and
+// found) and its end (the fix).
+func bounded(l problem.List) problem.List {
+	for i, p := range l {
+		msg := p.Message
+		if len(msg) <= maxMessage {
+			continue
+		}
+		h := maxMessage * 3 / 4
+		for h > 0 && !utf8.RuneStart(msg[h]) {
+			h--
+		}
+		t := len(msg) - maxMessage/5
+		for t < len(msg) && !utf8.RuneStart(msg[t]) {
+			t++
+		}
+		l[i].Message = fmt.Sprintf("%s… [%d bytes cut] …%s", msg[:h], t-h, msg[t:])
+	}
+	return l
 }
 
 // truncate cuts s to at most n bytes, at a rune boundary, marking the cut, so a message never

@@ -39,7 +39,7 @@ func (m *Manifest) Validate(files Files) problem.List {
 	} {
 		check()
 	}
-	return c.probs.InFile(FileName)
+	return bounded(c.probs).InFile(FileName)
 }
 
 func (c *checker) identity() {

@@ -57,18 +57,30 @@ func (c *checker) configRequired(s, props map[string]any) {
 		c.probs.Warnf("manifest.config_schema.required", "config_schema.required", "expected a list of property names, found %T; write required: [name, ...]", raw)
 		return
 	}
+	declared := "" // computed once: every problem names the same declared properties
 	for i, r := range list {
 		name, isString := r.(string)
-		if _, declared := props[name]; !isString || !declared {
-			c.probs.Warnf("manifest.config_schema.required", fmt.Sprintf("config_schema.required[%d]", i), "expected the name of a declared property (%s), found %v; the settings can never be saved, so declare the property or drop it from required", declaredNames(props), r)
+		if _, ok := props[name]; isString && ok {
+			continue
 		}
+		if declared == "" {
+			declared = declaredNames(props)
+		}
+		c.probs.Warnf("manifest.config_schema.required", fmt.Sprintf("config_schema.required[%d]", i), "expected the name of a declared property (%s), found %s; the settings can never be saved, so declare the property or drop it from required", declared, truncate(fmt.Sprint(r), 80))
 	}
 }
 
+// maxNamesShown bounds the property names a message lists, so a schema with thousands of
+// properties gives short messages.
+const maxNamesShown = 10
+
 func declaredNames(props map[string]any) string {
 	names := sortedKeys(props)
-	if len(names) == 0 {
+	switch {
+	case len(names) == 0:
 		return "none declared"
+	case len(names) > maxNamesShown:
+		return fmt.Sprintf("%v and %d more", names[:maxNamesShown], len(names)-maxNamesShown)
 	}
 	return fmt.Sprint(names)
 }
