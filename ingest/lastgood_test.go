@@ -80,19 +80,25 @@ func mustPublish(tb testing.TB, svc *Service, version, description string) {
 	}
 }
 
-// insertBroken stores a release whose manifest no longer parses, as data written by an
-// older registry can be: no rebuild can include it.
-func insertBroken(tb testing.TB, st *store.Store) {
+// insertStored stores id@1.0.0 with manifest as is, as data written by an older registry
+// can be: no publish check runs.
+func insertStored(tb testing.TB, st *store.Store, id, manifest string) {
 	tb.Helper()
-	sha, err := st.Blobs.Put([]byte("not a package"))
+	sha, err := st.Blobs.Put([]byte(id))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rel := &store.Release{PackageID: "acme-broken", Version: "1.0.0", Kind: "plugin", SHA256: sha, Size: 13,
-		Manifest: []byte("id: [unclosed"), PublishedBy: "old-registry"}
-	if _, err := st.InsertRelease(context.Background(), rel, store.AuditEntry{Actor: "test", Action: "publish", Target: "acme-broken@1.0.0", Outcome: "ok"}); err != nil {
+	rel := &store.Release{PackageID: id, Version: "1.0.0", Kind: "plugin", SHA256: sha, Size: int64(len(id)),
+		Manifest: []byte(manifest), PublishedBy: "old-registry"}
+	if _, err := st.InsertRelease(context.Background(), rel, store.AuditEntry{Actor: "test", Action: "publish", Target: id + "@1.0.0", Outcome: "ok"}); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// insertBroken stores a listed release whose manifest no longer parses: no rebuild can
+// include it.
+func insertBroken(tb testing.TB, st *store.Store) {
+	insertStored(tb, st, "acme-broken", "id: [unclosed")
 }
 
 func gunzip(tb testing.TB, b []byte) []byte {
@@ -188,6 +194,7 @@ func TestFallbackEndsWithTheNextSuccessfulRebuild(t *testing.T) {
 	st := MustStore(t, t.TempDir())
 	mustPublish(t, MustService(t, st, Config{}), "1.0.0", "Says hello")
 	insertBroken(t, st)
+	insertStored(t, st, "acme-unlisted", "id: acme-unlisted\ndescription: "+strings.Repeat("x", 4096)+"\n") // not listed: not a suspect
 	svc := MustService(t, st, Config{})
 	cause := svc.Rebuild(ctx)
 	if cause == nil || !strings.Contains(cause.Error(), "no longer parses") {
