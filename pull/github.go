@@ -4,25 +4,31 @@
 // push (actor "sync").
 //
 // Which hosts are contacted, and why that is safe: only the configured API base
-// (REGISTRY_GITHUB_API) and the asset URLs that API returns, in browser_download_url, for
-// the latest release of a listed repository. The API answer is trusted to name the
-// download location (it is fetched over TLS from the configured base); the downloaded bytes
-// are not trusted at all: they go through the whole publish pipeline (archive rules,
-// manifest, file name, checksums, signing policy and pins), exactly like an upload. A
-// download URL must be absolute http(s) without credentials, https whenever the API base
-// is https; redirects (GitHub sends assets from its object storage) are followed, at most
-// five, never downgraded to plain http, and the whole download is capped in size (100 MiB,
-// the host's own limit) and in time. The API token is sent to the API base only, never to
-// a download host.
+// (REGISTRY_GITHUB_API) and, for the asset URLs that API returns in browser_download_url,
+// the download hosts of the configuration (ClientConfig.DownloadHosts; by default the API
+// host and GitHub's release-asset hosts, DefaultDownloadHosts). The host is checked on the
+// first URL and on every redirect hop, so neither a release nor a redirect can point sync
+// at the operator's own network. The downloaded bytes are not trusted at all: they go
+// through the whole publish pipeline (archive rules, manifest, file name, checksums,
+// signing policy and pins), exactly like an upload. A download URL must be absolute http(s)
+// without credentials, https whenever the API base is https; redirects (GitHub sends assets
+// from its object storage) are followed, at most five, never downgraded to plain http, and
+// the whole download is capped in size (100 MiB, the host's own limit) and in time. The API
+// token is sent to the API base only, never to a download host.
+//
+// A rate limit GitHub answers (Retry-After, X-RateLimit-Reset) defers only the repository
+// it was answered for, and never by more than MaxRateLimitDelay, whatever the server says.
 package pull
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +43,18 @@ const (
 	DefaultMaxAsset        = 100 << 20 // the Kandev host's download cap
 	maxAPIBody             = 4 << 20   // a release with hundreds of assets is well below
 	maxRedirects           = 5
+	// MaxRateLimitDelay caps any delay a server asks for: a Retry-After of 99999999999
+	// seconds or an X-RateLimit-Reset in the year 9999 waits this long, then sync asks again.
+	MaxRateLimitDelay = time.Hour
 )
+
+// DefaultDownloadHosts are the hosts GitHub serves release assets from; with the API host
+// they are the download hosts when ClientConfig.DownloadHosts is empty.
+var DefaultDownloadHosts = []string{"github.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com"}
+
+// DownloadHostsSetting names the setting an operator changes to allow another download
+// host; refusals cite it.
+const DownloadHostsSetting = "--sync-download-hosts (REGISTRY_SYNC_DOWNLOAD_HOSTS)"
 
 // Release is the part of a GitHub release that sync reads.
 type Release struct {
@@ -118,6 +135,10 @@ type ClientConfig struct {
 	DownloadTimeout time.Duration
 	// Transport carries every request; nil uses a clone of http.DefaultTransport.
 	Transport http.RoundTripper
+	// DownloadHosts are the only hosts assets are downloaded from, on the first URL and
+	// after every redirect: "host" matches that host on the scheme's default port,
+	// "host:port" exactly, case-insensitively. Empty: the API host and DefaultDownloadHosts.
+	DownloadHosts []string
 }
 
 // Client is a small GitHub REST client. It is safe for concurrent use.
@@ -128,10 +149,11 @@ type Client struct {
 	api   *http.Client
 	dl    *http.Client
 	cfg   ClientConfig
+	hosts map[string]bool // download hosts, lower-cased host[:port]
 	now   func() time.Time
 
-	mu             sync.Mutex
-	exhaustedUntil time.Time // X-RateLimit-Reset of an answer that said Remaining: 0
+	mu        sync.Mutex
+	exhausted map[string]time.Time // per repository: X-RateLimit-Reset of an answer that said Remaining: 0
 }
 
 // NewClient validates the API base and returns a client.
@@ -155,7 +177,8 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.Transport == nil {
 		cfg.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	c := &Client{base: base, token: cfg.Token, ua: cfg.UserAgent, cfg: cfg, now: time.Now}
+	c := &Client{base: base, token: cfg.Token, ua: cfg.UserAgent, cfg: cfg, now: time.Now,
+		hosts: downloadHosts(base, cfg.DownloadHosts), exhausted: map[string]time.Time{}}
 	c.api = &http.Client{Transport: cfg.Transport, CheckRedirect: c.sameHost}
 	c.dl = &http.Client{Transport: cfg.Transport, CheckRedirect: c.noDowngrade}
 	return c, nil
@@ -173,7 +196,34 @@ func (c *Client) sameHost(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// noDowngrade follows download redirects to any host, but never to plain http once https.
+// downloadHosts is the allow-list of download hosts, normalised.
+func downloadHosts(base *url.URL, configured []string) map[string]bool {
+	if len(configured) == 0 {
+		configured = append([]string{base.Host}, DefaultDownloadHosts...)
+	}
+	out := make(map[string]bool, len(configured))
+	for _, h := range configured {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			out[h] = true
+		}
+	}
+	return out
+}
+
+// allowedHost reports whether u's host is a download host: "host:port" as written, or
+// "host" when u uses its scheme's default port.
+func (c *Client) allowedHost(u *url.URL) bool {
+	host := strings.ToLower(u.Host)
+	if c.hosts[host] {
+		return true
+	}
+	port := u.Port()
+	defaultPort := port == "" || (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80")
+	return defaultPort && c.hosts[strings.ToLower(u.Hostname())]
+}
+
+// noDowngrade follows download redirects to the download hosts only, and never to plain
+// http once https.
 func (c *Client) noDowngrade(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("github: more than %d redirects", maxRedirects)
@@ -193,15 +243,27 @@ func (c *Client) checkDownloadURL(u *url.URL) error {
 		return fmt.Errorf("github: download URL %s refused: expected an absolute http(s) URL without credentials", u.Redacted())
 	case u.Scheme == "http" && c.base.Scheme == "https":
 		return fmt.Errorf("github: download URL %s refused: plain http while the API is https", u.Redacted())
+	case !c.allowedHost(u):
+		return fmt.Errorf("github: download from host %q refused (%s): it is not among the download hosts %s; "+
+			"if the release assets really live there, add the host to %s", u.Host, u.Redacted(), c.hostList(), DownloadHostsSetting)
 	}
 	return nil
+}
+
+func (c *Client) hostList() string {
+	hosts := make([]string, 0, len(c.hosts))
+	for h := range c.hosts {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	return "[" + strings.Join(hosts, ", ") + "]"
 }
 
 // Repository reads GET /repos/{repo}. With etag set, an unchanged answer (304) returns
 // modified false and nothing else.
 func (c *Client) Repository(ctx context.Context, repo, etag string) (r *Repository, newETag string, modified bool, err error) {
 	r = new(Repository)
-	newETag, modified, err = c.getJSON(ctx, repoPath(repo), etag, r)
+	newETag, modified, err = c.getJSON(ctx, repo, repoPath(repo), etag, r)
 	if err != nil || !modified {
 		return nil, newETag, modified, err
 	}
@@ -212,16 +274,16 @@ func (c *Client) Repository(ctx context.Context, repo, etag string) (r *Reposito
 // neither a draft nor a prerelease). A repository without one is a *StatusError 404.
 func (c *Client) LatestRelease(ctx context.Context, repo, etag string) (r *Release, newETag string, modified bool, err error) {
 	r = new(Release)
-	newETag, modified, err = c.getJSON(ctx, repoPath(repo)+"/releases/latest", etag, r)
+	newETag, modified, err = c.getJSON(ctx, repo, repoPath(repo)+"/releases/latest", etag, r)
 	if err != nil || !modified {
 		return nil, newETag, modified, err
 	}
 	return r, newETag, true, nil
 }
 
-// getJSON does one conditional API GET and decodes a 200 answer into v.
-func (c *Client) getJSON(ctx context.Context, path, etag string, v any) (string, bool, error) {
-	if until := c.exhausted(); !until.IsZero() {
+// getJSON does one conditional API GET for repo and decodes a 200 answer into v.
+func (c *Client) getJSON(ctx context.Context, repo, path, etag string, v any) (string, bool, error) {
+	if until := c.exhaustedUntil(repo); !until.IsZero() {
 		return "", false, &RateLimitError{Until: until}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.APITimeout)
@@ -245,11 +307,11 @@ func (c *Client) getJSON(ctx context.Context, path, etag string, v any) (string,
 		return "", false, fmt.Errorf("github: GET %s: %w", u, err)
 	}
 	defer res.Body.Close()
-	return c.readJSON(res, u, etag, v)
+	return c.readJSON(res, repo, u, etag, v)
 }
 
-func (c *Client) readJSON(res *http.Response, u, etag string, v any) (string, bool, error) {
-	c.noteRemaining(res)
+func (c *Client) readJSON(res *http.Response, repo, u, etag string, v any) (string, bool, error) {
+	c.noteRemaining(res, repo)
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxAPIBody+1))
 	if err != nil {
 		return "", false, fmt.Errorf("github: GET %s: %w", u, err)
@@ -275,45 +337,76 @@ func (c *Client) readJSON(res *http.Response, u, etag string, v any) (string, bo
 	return res.Header.Get("ETag"), true, nil
 }
 
-// noteRemaining remembers an exhausted quota so the next call waits without asking.
-func (c *Client) noteRemaining(res *http.Response) {
+// noteRemaining remembers an exhausted quota so that repo's next call waits without
+// asking; other repositories still ask (and learn their own deadline).
+func (c *Client) noteRemaining(res *http.Response, repo string) {
 	if res.Header.Get("X-RateLimit-Remaining") != "0" {
 		return
 	}
 	if reset, err := strconv.ParseInt(res.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+		now := c.now()
 		c.mu.Lock()
-		c.exhaustedUntil = time.Unix(reset, 0).UTC()
+		c.exhausted[repoKey(repo)] = capDelay(unixTime(reset), now)
 		c.mu.Unlock()
 	}
 }
 
-func (c *Client) exhausted() time.Time {
+// exhaustedUntil is repo's remembered deadline, or zero once it has passed.
+func (c *Client) exhaustedUntil(repo string) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.now().Before(c.exhaustedUntil) {
-		return c.exhaustedUntil
+	k := repoKey(repo)
+	until, ok := c.exhausted[k]
+	if ok && !c.now().Before(until) {
+		delete(c.exhausted, k)
+		return time.Time{}
 	}
-	return time.Time{}
+	return until
+}
+
+// repoKey is owner/name with the owner lower-cased, as GitHub compares them.
+func repoKey(repo string) string {
+	owner, name, _ := strings.Cut(repo, "/")
+	return strings.ToLower(owner) + "/" + name
+}
+
+// capDelay bounds a server-sent deadline to [now, now+MaxRateLimitDelay].
+func capDelay(until, now time.Time) time.Time {
+	if limit := now.Add(MaxRateLimitDelay); until.After(limit) {
+		return limit.UTC()
+	}
+	if until.Before(now) {
+		return now.UTC()
+	}
+	return until.UTC()
+}
+
+// unixTime is Unix seconds as a time, saturating far outside ±year 9999 (capDelay then
+// bounds it anyway).
+func unixTime(secs int64) time.Time {
+	const maxSecs = 253402300799 // 9999-12-31T23:59:59Z
+	return time.Unix(min(max(secs, -maxSecs), maxSecs), 0).UTC()
 }
 
 // rateLimited reads GitHub's rate-limit answers: a 403 or 429 with Retry-After (seconds or
 // an HTTP date) or with X-RateLimit-Remaining: 0 (until X-RateLimit-Reset, Unix seconds).
-// A bare 429 waits a minute.
+// A bare 429 waits a minute. Every deadline is capped at MaxRateLimitDelay from now.
 func rateLimited(res *http.Response, now time.Time) (time.Time, bool) {
 	if res.StatusCode != http.StatusForbidden && res.StatusCode != http.StatusTooManyRequests {
 		return time.Time{}, false
 	}
 	if ra := strings.TrimSpace(res.Header.Get("Retry-After")); ra != "" {
-		if secs, err := strconv.Atoi(ra); err == nil && secs >= 0 {
-			return now.Add(time.Duration(secs) * time.Second).UTC(), true
+		if secs, err := strconv.ParseUint(ra, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+			// compared before multiplying: a huge count of seconds overflows a Duration
+			return now.Add(time.Duration(min(secs, uint64(MaxRateLimitDelay/time.Second))) * time.Second).UTC(), true
 		}
 		if t, err := http.ParseTime(ra); err == nil {
-			return t.UTC(), true
+			return capDelay(t, now), true
 		}
 	}
 	if res.Header.Get("X-RateLimit-Remaining") == "0" {
 		if reset, err := strconv.ParseInt(res.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-			return time.Unix(reset, 0).UTC(), true
+			return capDelay(unixTime(reset), now), true
 		}
 		return now.Add(time.Minute).UTC(), true
 	}

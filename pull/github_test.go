@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -78,6 +80,79 @@ func TestDownloadPolicy(t *testing.T) {
 	}
 }
 
+// TestDownloadHosts: assets come only from the download hosts, checked on the first URL
+// and on every redirect; a refusal names the host and the setting.
+func TestDownloadHosts(t *testing.T) {
+	payload := bytes.Repeat([]byte("y"), 10)
+	var reached atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		_, _ = w.Write(payload)
+	}))
+	defer elsewhere.Close()
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, elsewhere.URL+"/internal", http.StatusFound)
+		case "/two-hops":
+			http.Redirect(w, r, "/away", http.StatusFound)
+		default:
+			_, _ = w.Write(payload)
+		}
+	}))
+	defer files.Close()
+	host := func(u string) string { return strings.TrimPrefix(u, "http://") }
+	client := func(hosts ...string) *pull.Client {
+		c, err := pull.NewClient(pull.ClientConfig{API: files.URL, DownloadHosts: hosts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	github, err := pull.NewClient(pull.ClientConfig{API: "https://api.github.invalid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedElsewhere := `download from host "` + host(elsewhere.URL) + `" refused`
+	tests := []struct {
+		name    string
+		client  *pull.Client
+		url     string
+		wantErr string
+	}{
+		{"the API host by default", client(), files.URL + "/asset", ""},
+		{"first URL on another host", client(), elsewhere.URL + "/internal", refusedElsewhere},
+		{"redirect to another host", client(), files.URL + "/away", refusedElsewhere},
+		{"second redirect to another host", client(), files.URL + "/two-hops", refusedElsewhere},
+		{"refusal names the setting", client(), elsewhere.URL + "/internal", "add the host to " + pull.DownloadHostsSetting},
+		{"configured host allowed after a redirect", client(host(files.URL), host(elsewhere.URL)), files.URL + "/away", ""},
+		{"configured list replaces the default", client(host(elsewhere.URL)), files.URL + "/asset", `download from host "` + host(files.URL) + `" refused`},
+		{"a host without port is that host on the default port only", client("127.0.0.1"), files.URL + "/asset", "refused"},
+		{"GitHub's asset hosts by default", github, "https://internal.example/metadata",
+			`download from host "internal.example" refused (https://internal.example/metadata): it is not among the download hosts ` +
+				"[api.github.invalid, github.com, objects.githubusercontent.com, release-assets.githubusercontent.com]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reached.Store(0)
+			var buf bytes.Buffer
+			_, err := tt.client.Download(context.Background(), tt.url, &buf, 100)
+			if tt.wantErr == "" {
+				if err != nil || !bytes.Equal(buf.Bytes(), payload) {
+					t.Fatalf("got %q, %v; want the payload", buf.Bytes(), err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+			if n := reached.Load(); n != 0 {
+				t.Errorf("the refused host was contacted %d times", n)
+			}
+		})
+	}
+}
+
 func TestAPIStaysOnTheBase(t *testing.T) {
 	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("the client followed an API redirect to another host: %s", r.URL)
@@ -106,9 +181,9 @@ func TestNewClientRefusesBadBase(t *testing.T) {
 }
 
 func TestRateLimitErrorStopsLaterCalls(t *testing.T) {
-	calls := 0
+	calls := map[string]int{}
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls++
+		calls[r.URL.Path]++
 		// The last request of the quota succeeds and says so.
 		w.Header().Set("X-RateLimit-Remaining", "0")
 		w.Header().Set("X-RateLimit-Reset", "4102444800") // 2100-01-01
@@ -119,16 +194,22 @@ func TestRateLimitErrorStopsLaterCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	now := time.Date(2026, 9, 18, 6, 0, 0, 0, time.UTC)
+	pull.SetClientNow(c, func() time.Time { return now })
 	if _, _, _, err := c.Repository(context.Background(), "acme/x", ""); err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err = c.LatestRelease(context.Background(), "acme/x", "")
+	_, _, _, err = c.LatestRelease(context.Background(), "Acme/x", "")
 	var rl *pull.RateLimitError
-	if !errors.As(err, &rl) || rl.Until.Unix() != 4102444800 {
-		t.Errorf("second call: %v, want a rate limit until 2100-01-01", err)
+	if !errors.As(err, &rl) || !rl.Until.Equal(now.Add(pull.MaxRateLimitDelay)) {
+		t.Errorf("second call: %v, want a rate limit until %v (2100-01-01 capped at an hour)", err, now.Add(pull.MaxRateLimitDelay))
 	}
-	if calls != 1 {
-		t.Errorf("%d requests, want 1: an exhausted quota is not asked again", calls)
+	if _, _, _, err := c.Repository(context.Background(), "acme/y", ""); err != nil {
+		t.Errorf("another repository: %v, want it asked (its own quota answer decides)", err)
+	}
+	want := map[string]int{"/repos/acme/x": 1, "/repos/acme/y": 1}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("requests (-want +got):\n%s\nan exhausted repository is not asked again; the others are", diff)
 	}
 }
 

@@ -19,7 +19,7 @@ type Result struct {
 	Error            string
 	Rules            []string // rule ids of the failures
 	RateLimitedUntil time.Time
-	NotChecked       bool   // skipped: an earlier rate limit stopped the round
+	NotChecked       bool   // skipped: this repository's rate-limit deadline has not passed
 	RenamedTo        string // GitHub's name when it differs from the listed one (same ids)
 }
 
@@ -74,7 +74,7 @@ func (r Result) accepted() []string {
 type Summary struct {
 	Results                                         []Result
 	Published, Unchanged, Failed, Errors, RateLimit int
-	RateLimitedUntil                                time.Time // zero unless the round hit a rate limit
+	RateLimitedUntil                                time.Time // the latest deadline of a rate-limited repository, else zero
 }
 
 func (s *Summary) add(r Result) {

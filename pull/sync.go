@@ -93,8 +93,9 @@ func targets(l *index.List) []target {
 	return out
 }
 
-// Round checks every listed repository once, in list order. A rate limit stops the round:
-// the repositories not reached are reported as rate limited and keep their state.
+// Round checks every listed repository once, in list order. A rate limit defers only the
+// repository it was answered for: that one is skipped (reported rate limited, its state
+// kept) until its own deadline, at most MaxRateLimitDelay away, and the others go on.
 func (s *Syncer) Round(ctx context.Context) Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -102,7 +103,7 @@ func (s *Syncer) Round(ctx context.Context) Summary {
 	if err != nil {
 		s.log.Error("sync: read state", "err", err)
 	}
-	until := waitUntil(prev, s.now())
+	now := s.now()
 	var (
 		sum   Summary
 		dirty bool
@@ -112,13 +113,10 @@ func (s *Syncer) Round(ctx context.Context) Summary {
 			break
 		}
 		var r Result
-		if until.IsZero() {
+		if until := deferredUntil(prev[t.key], now); until.IsZero() {
 			var changed bool
 			r, changed = s.checkRepo(ctx, t, prev[t.key])
 			dirty = dirty || changed
-			if r.Outcome == store.SyncRateLimited {
-				until = r.RateLimitedUntil
-			}
 		} else {
 			r = Result{Repo: t.repo, Outcome: store.SyncRateLimited, RateLimitedUntil: until, NotChecked: true}
 		}
@@ -144,15 +142,21 @@ func (s *Syncer) states(ctx context.Context) (map[string]store.SyncState, error)
 	return out, err
 }
 
-// waitUntil is the latest rate-limit deadline still in the future, else zero.
-func waitUntil(states map[string]store.SyncState, now time.Time) time.Time {
-	var until time.Time
-	for _, st := range states {
-		if st.RateLimitedUntil != nil && st.RateLimitedUntil.After(now) && st.RateLimitedUntil.After(until) {
-			until = *st.RateLimitedUntil
-		}
+// deferredUntil is the repository's rate-limit deadline while it is in the future, else
+// zero. A deadline recorded further than MaxRateLimitDelay after its check (by a version
+// without the cap) counts as that much.
+func deferredUntil(st store.SyncState, now time.Time) time.Time {
+	if st.RateLimitedUntil == nil {
+		return time.Time{}
 	}
-	return until
+	until := *st.RateLimitedUntil
+	if limit := st.CheckedAt.Add(MaxRateLimitDelay); until.After(limit) {
+		until = limit
+	}
+	if !until.After(now) {
+		return time.Time{}
+	}
+	return until.UTC()
 }
 
 // SyncStates returns the state of every listed repository, in list order; a repository
@@ -175,7 +179,8 @@ func (s *Syncer) SyncStates(ctx context.Context) ([]store.SyncState, error) {
 }
 
 // Run does a round now and then every interval until ctx ends, calling report after each.
-// After a rate limit the next round waits at least until GitHub's deadline.
+// A rate-limited repository sits rounds out until its own deadline; the others keep the
+// interval.
 func (s *Syncer) Run(ctx context.Context, every time.Duration, report func(Summary)) {
 	for {
 		sum := s.Round(ctx)
@@ -185,11 +190,7 @@ func (s *Syncer) Run(ctx context.Context, every time.Duration, report func(Summa
 		if report != nil {
 			report(sum)
 		}
-		wait := every
-		if d := sum.RateLimitedUntil.Sub(s.now()); d > wait {
-			wait = d
-		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(every)
 		select {
 		case <-ctx.Done():
 			t.Stop()

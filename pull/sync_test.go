@@ -9,9 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -341,15 +343,25 @@ func TestIdenticalBytesAreUnchanged(t *testing.T) {
 func TestRateLimited(t *testing.T) {
 	now := time.Date(2026, 9, 18, 6, 0, 0, 0, time.UTC)
 	reset := now.Add(20 * time.Minute)
+	capped := now.Add(pull.MaxRateLimitDelay)
+	remaining0 := func(reset string) http.Header {
+		return http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {reset}}
+	}
 	tests := []struct {
 		name   string
 		answer githubtest.Answer
 		until  time.Time
 	}{
-		{"403 with X-RateLimit-Remaining 0", githubtest.Answer{Status: http.StatusForbidden, Header: http.Header{
-			"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(reset.Unix(), 10)}}}, reset},
+		{"403 with X-RateLimit-Remaining 0", githubtest.Answer{Status: http.StatusForbidden, Header: remaining0(strconv.FormatInt(reset.Unix(), 10))}, reset},
 		{"429 with Retry-After", githubtest.Answer{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"120"}}}, now.Add(2 * time.Minute)},
 		{"403 with Retry-After (secondary limit)", githubtest.Answer{Status: http.StatusForbidden, Header: http.Header{"Retry-After": {"60"}}}, now.Add(time.Minute)},
+		// whatever the server asks for, sync waits at most an hour
+		{"Retry-After of 99999999999 s", githubtest.Answer{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"99999999999"}}}, capped},
+		{"Retry-After beyond 64 bits", githubtest.Answer{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"99999999999999999999999999"}}}, capped},
+		{"Retry-After date in 9999", githubtest.Answer{Status: http.StatusForbidden, Header: http.Header{"Retry-After": {"Fri, 31 Dec 9999 23:59:59 GMT"}}}, capped},
+		{"X-RateLimit-Reset in 9999", githubtest.Answer{Status: http.StatusForbidden, Header: remaining0("253402300799")}, capped},
+		{"X-RateLimit-Reset beyond any year", githubtest.Answer{Status: http.StatusForbidden, Header: remaining0("9223372036854775807")}, capped},
+		{"X-RateLimit-Reset in the past", githubtest.Answer{Status: http.StatusForbidden, Header: remaining0("1")}, now},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,39 +369,98 @@ func TestRateLimited(t *testing.T) {
 			clock := now
 			pull.SetNow(e.sync, func() time.Time { return clock })
 			e.gh.SetRelease(hello, "v1.0.0", githubtest.Asset{Name: "acme-hello-1.0.0.tar.gz", Data: pkg(t, "acme-hello", "1.0.0")})
-			e.gh.Queue(tt.answer)
+			e.gh.SetRelease(other, "v1.0.0", githubtest.Asset{Name: "acme-other-1.0.0.tar.gz", Data: pkg(t, "acme-other", "1.0.0")})
+			e.gh.Queue(tt.answer) // the first API request is hello's
 
-			sum := e.sync.Round(context.Background())
-			var lines []string
-			for _, r := range sum.Results {
-				lines = append(lines, r.String())
-			}
+			res := e.round()
 			stamp := tt.until.Format(time.RFC3339)
-			want := []string{
-				hello + ": rate limited until " + stamp,
-				other + ": rate limited until " + stamp + " (not checked)",
-				ext + ": rate limited until " + stamp + " (not checked)",
+			if got := res[hello].String(); got != hello+": rate limited until "+stamp {
+				t.Errorf("hello: %q, want rate limited until %s", got, stamp)
 			}
-			if diff := cmp.Diff(want, lines); diff != "" {
-				t.Errorf("progress (-want +got):\n%s", diff)
+			if res[other].Outcome != store.SyncPublished {
+				t.Errorf("another repository: %s, want published (one repository's rate limit does not stop the others)", res[other])
 			}
 			if st := e.state(hello); st.RateLimitedUntil == nil || !st.RateLimitedUntil.Equal(tt.until) || st.Outcome != store.SyncRateLimited {
 				t.Errorf("recorded %s until %v, want rate_limited until %v", st.Outcome, st.RateLimitedUntil, tt.until)
 			}
 			e.gh.Requests()
-
-			// Before the deadline nothing is asked.
-			clock = tt.until.Add(-time.Second)
-			e.round()
-			if reqs := e.gh.Requests(); len(reqs) != 0 {
-				t.Errorf("%d requests before the deadline, want none: %+v", len(reqs), reqs)
+			if !tt.until.After(now) {
+				return
 			}
-			// After it, the round resumes.
+
+			// Before the deadline hello is not asked; the others are.
+			clock = tt.until.Add(-time.Second)
+			res = e.round()
+			if !res[hello].NotChecked || res[other].Outcome == store.SyncRateLimited {
+				t.Errorf("before the deadline: %s / %s, want hello not checked and other checked", res[hello], res[other])
+			}
+			var helloReqs, others int
+			for _, r := range e.gh.Requests() {
+				if strings.Contains(strings.ToLower(r.Path), "kandev-plugin-hello") {
+					helloReqs++
+				} else {
+					others++
+				}
+			}
+			if helloReqs != 0 || others == 0 {
+				t.Errorf("before the deadline: %d requests for hello (want none), %d for the others (want some)", helloReqs, others)
+			}
+			// After it, hello resumes.
 			clock = tt.until.Add(time.Second)
 			if res := e.round()[hello]; res.Outcome != store.SyncPublished {
 				t.Errorf("after the deadline: %s, want published", res)
 			}
 		})
+	}
+}
+
+// TestAssetsOnlyFromDownloadHosts: a release whose asset download redirects to a host
+// outside the download hosts is not fetched (the host is never contacted); the error names
+// the host and the setting, and other repositories sync as usual.
+func TestAssetsOnlyFromDownloadHosts(t *testing.T) {
+	e := newEnv(t)
+	var reached atomic.Int32
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
+	defer internal.Close()
+	e.gh.SetRelease(hello, "v1.0.0", githubtest.Asset{Name: "acme-hello-1.0.0.tar.gz", Data: pkg(t, "acme-hello", "1.0.0")})
+	e.gh.SetRelease(other, "v1.0.0", githubtest.Asset{Name: "acme-other-1.0.0.tar.gz", Data: pkg(t, "acme-other", "1.0.0")})
+	e.gh.RedirectDownloads(hello, internal.URL)
+
+	res := e.round()
+	want := `download from host "` + strings.TrimPrefix(internal.URL, "http://") + `" refused`
+	if r := res[hello]; r.Outcome != store.SyncError || !strings.Contains(r.Error, want) || !strings.Contains(r.Error, pull.DownloadHostsSetting) {
+		t.Errorf("redirected asset: %s; want an error saying %q and naming %s", r, want, pull.DownloadHostsSetting)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the host outside the download hosts was contacted %d times", n)
+	}
+	if r := res[other]; r.Outcome != store.SyncPublished {
+		t.Errorf("another repository: %s, want published", r)
+	}
+	if _, ok := e.indexEntry("acme-hello"); ok {
+		t.Error("acme-hello is in the index")
+	}
+}
+
+// TestRecordedDeadlineIsCapped: a deadline stored before the cap existed (the year 9999)
+// defers its repository by at most MaxRateLimitDelay after that check.
+func TestRecordedDeadlineIsCapped(t *testing.T) {
+	e := newEnv(t)
+	now := time.Date(2026, 9, 18, 6, 0, 0, 0, time.UTC)
+	forever := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	if err := e.st.PutSyncState(context.Background(), store.SyncState{Repo: "acme/kandev-plugin-hello", CheckedAt: now,
+		Outcome: store.SyncRateLimited, RateLimitedUntil: &forever, IDs: []string{}, Rules: []string{}, Published: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	e.gh.SetRelease(hello, "v1.0.0", githubtest.Asset{Name: "acme-hello-1.0.0.tar.gz", Data: pkg(t, "acme-hello", "1.0.0")})
+	clock := now.Add(time.Minute)
+	pull.SetNow(e.sync, func() time.Time { return clock })
+	if res := e.round()[hello]; !res.NotChecked || !res.RateLimitedUntil.Equal(now.Add(pull.MaxRateLimitDelay)) {
+		t.Errorf("within the hour: %s, want not checked until %s", res, now.Add(pull.MaxRateLimitDelay).Format(time.RFC3339))
+	}
+	clock = now.Add(pull.MaxRateLimitDelay + time.Second)
+	if res := e.round()[hello]; res.Outcome != store.SyncPublished {
+		t.Errorf("after the hour: %s, want published", res)
 	}
 }
 

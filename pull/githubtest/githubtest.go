@@ -57,6 +57,7 @@ type Server struct {
 	repos    map[string]*repo // by lower-cased owner/name
 	renamed  map[string]int64 // old lower-cased owner/name → repository id
 	objects  map[string][]byte
+	away     map[string]string // lower-cased owner/name → base its downloads redirect to
 	queued   []Answer
 	requests []Request
 }
@@ -69,7 +70,7 @@ type repo struct {
 
 // New starts a fake; the caller closes it.
 func New() *Server {
-	s := &Server{repos: map[string]*repo{}, renamed: map[string]int64{}, objects: map[string][]byte{}}
+	s := &Server{repos: map[string]*repo{}, renamed: map[string]int64{}, objects: map[string][]byte{}, away: map[string]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -123,6 +124,14 @@ func (s *Server) SetRelease(name, tag string, assets ...Asset) {
 	for _, a := range assets {
 		s.objects[digest(a.Data)] = a.Data
 	}
+}
+
+// RedirectDownloads makes the asset downloads of name redirect to base + /objects/{sha256}
+// (another server) instead of this one, as a release whose assets live elsewhere would.
+func (s *Server) RedirectDownloads(name, base string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.away[key(name)] = base
 }
 
 // Queue answers the next API requests (not downloads) with these answers, in order.
@@ -268,9 +277,12 @@ func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request, name, tag
 		notFound(w)
 		return
 	}
+	s.mu.Lock()
+	base := s.away[key(name)]
+	s.mu.Unlock()
 	for _, a := range rp.assets {
 		if a.Name == file {
-			http.Redirect(w, r, "/objects/"+digest(a.Data), http.StatusFound)
+			http.Redirect(w, r, base+"/objects/"+digest(a.Data), http.StatusFound)
 			return
 		}
 	}
