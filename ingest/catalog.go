@@ -6,8 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 	"github.com/pluginyard/registry/manifest"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify/signature"
+	"github.com/pluginyard/registry/version"
 )
 
 // Document is one built index document, ready to serve: plain and gzip bytes and their
@@ -164,35 +165,55 @@ func (s *Service) LastRefusal() *IndexRefusal { return s.refusal.Load() }
 // the listed entries at once, is refused and the previous documents stay.
 func (s *Service) Rebuild(ctx context.Context) error { return s.rebuild(ctx, false) }
 
-// ForceRebuild rebuilds without the shrink guard (an admin who really delisted half).
+// ForceRebuild rebuilds without the shrink guard (an admin who really delisted half). When
+// the last SetList was refused, it rebuilds with that list, which is then in force.
 func (s *Service) ForceRebuild(ctx context.Context) error { return s.rebuild(ctx, true) }
 
-func (s *Service) rebuild(ctx context.Context, force bool) (err error) {
+func (s *Service) rebuild(ctx context.Context, force bool) error {
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
+	l := s.List()
+	if force && s.refusedList != nil {
+		l = s.refusedList
+	}
+	err := s.rebuildLocked(ctx, l, force)
+	if err == nil && l == s.refusedList {
+		s.refusedList = nil
+	}
+	return err
+}
+
+// rebuildLocked builds from the store with list l and installs the result; rebuildMu is held.
+func (s *Service) rebuildLocked(ctx context.Context, l *index.List, force bool) (err error) {
 	start := time.Now()
 	defer func() { s.observeRebuild(start, s.docs.Load(), err) }()
-	serial, err := s.store.Serial(ctx)
-	if err != nil {
-		return err
-	}
-	cat, err := s.buildCatalog(ctx)
-	if err != nil {
-		return err
-	}
-	docs, err := s.buildDocuments(cat, serial)
-	if err != nil {
-		return s.refuseRebuild(err.Error())
-	}
-	if prev := s.docs.Load(); prev != nil && !force {
-		if reason := shrinkReason(prev.Plugins, docs.Plugins, s.cfg.MaxShrink); reason != "" {
-			return s.refuseRebuild(reason)
+	if s.failRebuild != nil {
+		if err := s.failRebuild(); err != nil {
+			return err
 		}
 	}
+	st, err := s.loadState(ctx, l)
+	if err != nil {
+		return err
+	}
+	cat, docs, err := s.build(ctx, st, force)
+	var lim *limitError
+	if errors.As(err, &lim) {
+		return s.refuseRebuild(lim.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return s.install(ctx, l, cat, docs)
+}
+
+// install puts a list, its catalog and its documents in force together.
+func (s *Service) install(ctx context.Context, l *index.List, cat *Catalog, docs *Documents) error {
 	if err := s.store.ReplaceSearch(ctx, searchDocs(cat)); err != nil {
 		return err
 	}
 	s.writeDocFiles(docs)
+	s.list.Store(l)
 	s.catalog.Store(cat)
 	s.docs.Store(docs)
 	s.refusal.Store(nil)
@@ -213,46 +234,25 @@ func shrinkReason(before, after int, maxShrink float64) string {
 	return fmt.Sprintf("the catalog would shrink from %d to %d entries at once (more than %.0f%%); if that is intended, reload with force", before, after, maxShrink*100)
 }
 
-// buildCatalog picks each listed package's latest non-yanked release.
-func (s *Service) buildCatalog(ctx context.Context) (*Catalog, error) {
-	rels, err := s.store.AllReleases(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pkgs, err := s.store.Packages(ctx)
-	if err != nil {
-		return nil, err
-	}
+// buildCatalog picks each listed package's latest non-yanked release (by version.Compare).
+func (s *Service) buildCatalog(ctx context.Context, st *state) (*Catalog, error) {
 	cat := &Catalog{byID: map[string]*Item{}, byFile: map[string]string{}}
 	latest, downloads := map[string]*store.Release{}, map[string]int64{}
-	for _, r := range rels {
+	for _, r := range st.rels {
 		cat.byFile[FileID(r.PackageID)] = r.PackageID
 		downloads[r.PackageID] += r.Downloads
 		if r.Yanked {
 			continue
 		}
-		if cur, ok := latest[r.PackageID]; !ok || CompareVersions(r.Version, cur.Version) > 0 {
+		if cur, ok := latest[r.PackageID]; !ok || version.Compare(r.Version, cur.Version) > 0 {
 			latest[r.PackageID] = r
 		}
 	}
-	l := s.List()
-	for i := range l.Plugins {
-		e := &l.Plugins[i]
-		if r, ok := latest[e.ID]; ok && r.Kind != "extension" {
-			cat.Items = append(cat.Items, &Item{ID: e.ID, Kind: r.Kind, Entry: e, Package: pkgs[e.ID], Latest: r, Downloads: downloads[e.ID]})
-		}
-	}
-	for i := range l.Extensions {
-		e := &l.Extensions[i]
-		if r, ok := latest[e.Name]; ok && r.Kind == "extension" {
-			cat.Items = append(cat.Items, &Item{ID: e.Name, Kind: r.Kind, ExtEntry: e, Package: pkgs[e.Name], Latest: r, Downloads: downloads[e.Name]})
-		}
-	}
-	sort.Slice(cat.Items, func(i, j int) bool { return cat.Items[i].ID < cat.Items[j].ID })
-	for _, it := range cat.Items {
+	for _, it := range s.listedItemsOf(st.list, latest, st.pkgs, downloads) {
 		if err := s.fillItem(ctx, it); err != nil {
 			return nil, err
 		}
+		cat.Items = append(cat.Items, it)
 		cat.byID[it.ID] = it
 	}
 	return cat, nil
@@ -289,28 +289,36 @@ func (s *Service) fillItem(ctx context.Context, it *Item) error {
 
 // parsedManifest parses a release's stored manifest once; releases never change.
 func (s *Service) parsedManifest(ctx context.Context, r *store.Release) (any, error) {
+	if r.ID == 0 {
+		return parseStored(r) // a candidate release, not stored yet: nothing to cache by
+	}
 	if v, ok := s.cache.Load(r.ID); ok {
 		return v, nil
 	}
 	if err := s.store.FillManifests(ctx, []*store.Release{r}); err != nil {
 		return nil, err
 	}
-	var v any
+	v, err := parseStored(r)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.Store(r.ID, v)
+	return v, nil
+}
+
+func parseStored(r *store.Release) (any, error) {
 	if r.Kind == "extension" {
 		m, _ := extension.Parse(r.Manifest)
 		if m == nil {
 			return nil, fmt.Errorf("ingest: stored extension manifest of release %d no longer parses", r.ID)
 		}
-		v = m
-	} else {
-		m, _ := manifest.Parse(r.Manifest)
-		if m == nil {
-			return nil, fmt.Errorf("ingest: stored manifest of release %d no longer parses", r.ID)
-		}
-		v = m
+		return m, nil
 	}
-	s.cache.Store(r.ID, v)
-	return v, nil
+	m, _ := manifest.Parse(r.Manifest)
+	if m == nil {
+		return nil, fmt.Errorf("ingest: stored manifest of release %d no longer parses", r.ID)
+	}
+	return m, nil
 }
 
 func (s *Service) buildDocuments(cat *Catalog, serial int64) (*Documents, error) {
@@ -326,14 +334,17 @@ func (s *Service) buildDocuments(cat *Catalog, serial int64) (*Documents, error)
 	}
 	kb, err := index.BuildKandev(snap)
 	if err != nil {
-		return nil, err
+		return nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
 	}
 	if len(kb) > s.cfg.MaxIndexBytes {
-		return nil, fmt.Errorf("index.json would be %d bytes, over the %d-byte host cap", len(kb), s.cfg.MaxIndexBytes)
+		return nil, sizeError("index.json", len(kb), s.cfg.MaxIndexBytes)
 	}
 	cb, err := index.BuildCurupira(snap)
 	if err != nil {
-		return nil, err
+		return nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
+	}
+	if len(cb) > s.cfg.MaxIndexBytes {
+		return nil, sizeError("curupira/index.json", len(cb), s.cfg.MaxIndexBytes)
 	}
 	kd, err := newDocument(kb, now)
 	if err != nil {

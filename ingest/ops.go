@@ -32,15 +32,32 @@ func (s *Service) Yank(ctx context.Context, a Actor, id, version string, yanked 
 	if !yanked {
 		action, reason = "unyank", ""
 	}
+	s.rebuildMu.Lock()
+	defer s.rebuildMu.Unlock()
+	err := s.checkCandidate(ctx, action+"ing "+id+"@"+version, func(st *state) error {
+		for i, r := range st.rels {
+			if r.PackageID == id && r.Version == version {
+				c := *r
+				c.Yanked, c.YankReason = yanked, reason
+				st.rels[i] = &c
+				return nil
+			}
+		}
+		return refuse(ErrNotFound, nil, "%s@%s is not published", id, version)
+	})
+	if err != nil {
+		return err
+	}
 	audit := store.AuditEntry{Actor: a.Name, Action: action, Target: id + "@" + version, Outcome: "ok", Detail: map[string]any{"reason": reason}}
-	err := s.store.SetYanked(ctx, id, version, yanked, reason, audit)
+	err = s.store.SetYanked(ctx, id, version, yanked, reason, audit)
 	if errors.Is(err, store.ErrNotFound) {
 		return refuse(ErrNotFound, nil, "%s@%s is not published", id, version)
 	}
 	if err != nil {
 		return fmt.Errorf("ingest: %s %s@%s: %w", action, id, version, err)
 	}
-	return s.Rebuild(ctx)
+	s.afterChange(action + " " + id + "@" + version)
+	return nil
 }
 
 // Deprecate marks a package deprecated with a reason and an optional replacement id; an
@@ -49,14 +66,30 @@ func (s *Service) Deprecate(ctx context.Context, a Actor, id, reason, replacemen
 	if !s.mayManage(a, id) {
 		return refuse(ErrForbidden, nil, "%s may not deprecate %q: only its owners (plugins.yaml owners) or an admin may", a.Name, id)
 	}
+	s.rebuildMu.Lock()
+	defer s.rebuildMu.Unlock()
+	err := s.checkCandidate(ctx, "deprecating "+id, func(st *state) error {
+		pk, ok := st.pkgs[id]
+		if !ok {
+			return refuse(ErrNotFound, nil, "%q has no published release", id)
+		}
+		c := *pk
+		c.DeprecatedReason, c.DeprecatedReplacement = reason, replacement
+		st.pkgs[id] = &c
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	audit := store.AuditEntry{Actor: a.Name, Action: "deprecate", Target: id, Outcome: "ok",
 		Detail: map[string]any{"reason": reason, "replacement": replacement}}
-	err := s.store.Deprecate(ctx, id, reason, replacement, audit)
+	err = s.store.Deprecate(ctx, id, reason, replacement, audit)
 	if errors.Is(err, store.ErrNotFound) {
 		return refuse(ErrNotFound, nil, "%q has no published release", id)
 	}
 	if err != nil {
 		return fmt.Errorf("ingest: deprecate %s: %w", id, err)
 	}
-	return s.Rebuild(ctx)
+	s.afterChange("deprecate " + id)
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/index"
@@ -34,26 +35,20 @@ type PublishResult struct {
 	Report     *verify.Report
 }
 
-// Publish runs the whole pipeline. Nothing is stored unless every check passes; a refusal
-// is a *Refusal carrying every problem found.
-func (s *Service) Publish(ctx context.Context, in PublishInput) (*PublishResult, error) {
-	tmp, err := s.store.Blobs.TempFile("upload-*")
+// PublishUpload verifies the spooled package of u, checks it against the list and its
+// signing policy, and commits it. Nothing is stored unless every check passes, and the
+// index documents are built with the release before it is committed: a release they
+// could not hold is refused (index.size), never accepted and left out.
+func (s *Service) PublishUpload(ctx context.Context, u *Upload, bundle []byte) (*PublishResult, error) {
+	c, err := s.check(ctx, u, bundle)
+	target := targetOf(c.rep, u.name)
 	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once adopted into the blob store
-	c, err := s.check(ctx, in, tmp)
-	if cerr := tmp.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("ingest: spool: %w", cerr)
-	}
-	target := targetOf(c.rep, in.FileName)
-	if err != nil {
-		s.auditPublish(ctx, in.Actor, target, err, nil)
+		s.auditPublish(ctx, u.actor, target, err, nil)
 		s.observePublish(nil, err)
 		return nil, err
 	}
-	res, err := s.commit(ctx, in, c, tmp.Name())
-	s.auditPublish(ctx, in.Actor, target, err, res)
+	res, err := s.commit(ctx, u, c)
+	s.auditPublish(context.WithoutCancel(ctx), u.actor, target, err, res)
 	s.observePublish(res, err)
 	return res, err
 }
@@ -64,11 +59,13 @@ type checked struct {
 	sig *signature.Result
 }
 
-// check verifies the package while spooling it to tmp, then authorises and checks
-// signatures.
-func (s *Service) check(ctx context.Context, in PublishInput, tmp *os.File) (checked, error) {
-	rep, err := verify.Package(ctx, io.TeeReader(in.Package, tmp), verify.Options{
-		FileName: in.FileName, Plugin: s.cfg.Plugin, Canvas: s.cfg.Canvas})
+// check verifies the spooled package, then authorises it and checks its signatures.
+func (s *Service) check(ctx context.Context, u *Upload, bundle []byte) (checked, error) {
+	f, err := u.reopen()
+	if err != nil {
+		return checked{}, err
+	}
+	rep, err := verify.Package(ctx, f, verify.Options{FileName: u.name, Plugin: s.cfg.Plugin, Canvas: s.cfg.Canvas})
 	if err != nil {
 		return checked{}, fmt.Errorf("ingest: read package: %w", err)
 	}
@@ -76,17 +73,31 @@ func (s *Service) check(ctx context.Context, in PublishInput, tmp *os.File) (che
 	if !rep.OK() {
 		return c, refuse(ErrInvalid, rep.Problems, "the package is invalid: %d problem(s)", len(rep.Problems.Errors()))
 	}
-	lst, err := s.authorize(in.Actor, rep)
+	if err := u.matches(rep); err != nil {
+		return c, err
+	}
+	lst, err := s.authorize(u.actor, rep)
 	if err != nil {
 		return c, err
 	}
-	sig, probs := s.checkSignatures(ctx, rep, lst, in.Bundle, tmp.Name())
+	sig, probs := s.checkSignatures(ctx, rep, lst, bundle, u.f.Name())
 	if probs.HasErrors() {
 		return c, refuse(ErrInvalid, probs, "the package's signature was refused: %s", probs.Errors()[0].Message)
 	}
 	rep.Problems = append(rep.Problems, probs...)
 	c.sig = sig
 	return c, nil
+}
+
+// matches checks that the package is the one its file name was authorised for (verify
+// compared file ids and versions; two ids can share a file id).
+func (u *Upload) matches(rep *verify.Report) error {
+	t := u.target
+	if t == nil || (rep.ID == t.ID && rep.Version == t.Version && (rep.Kind == "extension") == t.Extension) {
+		return nil
+	}
+	return refuseOne(ErrInvalid, "publish.filename", "", "the file name %q names %s@%s, but the package is %s %s@%s: upload it under %q",
+		u.name, describe([]target{*t})[0], t.Version, rep.Kind, rep.ID, rep.Version, PackageFileName(rep.ID, rep.Version))
 }
 
 // listing is what the curated list says of one package id, whatever its kind.
@@ -122,16 +133,16 @@ func (s *Service) authorize(a Actor, rep *verify.Report) (listing, error) {
 	lst, ok := s.listed(rep.ID, isExt)
 	switch {
 	case !ok && isExt:
-		return lst, refuse(ErrForbidden, nil, "extension %q is not listed in this registry's plugins.yaml: add an entry under extensions: with name: %s and repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", rep.ID, rep.ID)
+		return lst, refuseOne(ErrForbidden, "publish.unlisted", "", "extension %q is not listed in this registry's plugins.yaml: add an entry under extensions: with name: %s and repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", rep.ID, rep.ID)
 	case !ok:
-		return lst, refuse(ErrForbidden, nil, "plugin %q is not listed in this registry's plugins.yaml: add an entry under plugins: with id: %s and repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", rep.ID, rep.ID)
+		return lst, refuseOne(ErrForbidden, "publish.unlisted", "", "plugin %q is not listed in this registry's plugins.yaml: add an entry under plugins: with id: %s and repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", rep.ID, rep.ID)
 	case lst.Kind != "" && lst.Kind != rep.Kind:
 		return lst, refuse(ErrInvalid, problem.List{{Rule: "registry.kind", Path: "kind", Severity: problem.Error,
 			Message: fmt.Sprintf("plugins.yaml lists %q as a %s but the package is a %s; fix the kind in plugins.yaml or the manifest's distribution block", rep.ID, lst.Kind, rep.Kind)}},
 			"kind mismatch for %q", rep.ID)
 	}
 	if !mayPublish(a, rep.ID, lst.Owners) {
-		return lst, refuse(ErrForbidden, nil, "%s may not publish %q: a publisher token needs its publisher in the entry's owners, an upload token needs the id in its scope", a.Name, rep.ID)
+		return lst, refuseOne(ErrForbidden, "publish.forbidden", "", "%s may not publish %q: a publisher token needs its publisher in the entry's owners, an upload token needs the id in its scope", a.Name, rep.ID)
 	}
 	return lst, nil
 }
@@ -147,56 +158,163 @@ func mayPublish(a Actor, id string, owners []string) bool {
 	}
 }
 
-// commit stores a checked package: blob first (durable), then the row; identical bytes
-// already published are accepted again, different bytes are a conflict.
-func (s *Service) commit(ctx context.Context, in PublishInput, c checked, tmpPath string) (*PublishResult, error) {
+// commit stores a checked package. Under rebuildMu, from the candidate build to the
+// rebuild: the version and file-id checks and the candidate documents against the store
+// as it is, then the blobs (durable) and the row, then the documents are rebuilt with it.
+// Identical bytes already published are accepted again, different bytes are a conflict.
+func (s *Service) commit(ctx context.Context, u *Upload, c checked) (*PublishResult, error) {
 	rep := c.rep
+	s.rebuildMu.Lock()
+	defer s.rebuildMu.Unlock()
 	if old, err := s.store.Release(ctx, rep.ID, rep.Version); err == nil {
 		return s.existing(old, rep)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	rel, err := s.newRelease(c, in.Actor)
+	rel, err := s.newRelease(c, u.actor)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.Blobs.Adopt(tmpPath, rep.SHA256); err != nil {
+	if ic := rep.Icon; ic != nil {
+		rel.IconSHA256, rel.IconExt, rel.IconType, rel.IconSize = ic.SHA256, strings.TrimPrefix(ic.Ext, "."), ic.ContentType, int64(len(ic.Data))
+	}
+	rel.CreatedAt = s.now().Truncate(time.Second)
+	what := "publishing " + rep.ID + "@" + rep.Version
+	err = s.checkCandidate(ctx, what, func(st *state) error {
+		if err := checkNewRelease(st.rels, rep); err != nil {
+			return err
+		}
+		st.rels = append(st.rels, rel)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	if rep.Icon != nil {
-		sha, err := s.store.Blobs.Put(rep.Icon.Data)
+	saved, err := s.storeRelease(ctx, u, rel, rep.Icon)
+	if err != nil || saved != rel {
+		return s.existingOr(saved, rep, err)
+	}
+	s.afterChange("publish " + rep.ID + "@" + rep.Version)
+	return &PublishResult{Release: saved, Created: true, PackageURL: s.PackageURL(rep.ID, rep.Version), Report: rep}, nil
+}
+
+// checkNewRelease refuses a version equal to a stored one of the package (a legacy
+// "v1.0.0" for "1.0.0"), and a file id already used by another package's releases.
+func checkNewRelease(rels []*store.Release, rep *verify.Report) error {
+	fileID := FileID(rep.ID)
+	for _, r := range rels {
+		switch {
+		case r.PackageID == rep.ID && sameVersion(r.Version, rep.Version):
+			return refuseOne(ErrConflict, "publish.version.exists", "version",
+				"%s is already published as version %q, the same version as %q: published versions are immutable; bump the version and publish again", rep.ID, r.Version, rep.Version)
+		case r.PackageID != rep.ID && FileID(r.PackageID) == fileID:
+			return refuseOne(ErrConflict, "publish.file_id.collision", "id",
+				"%q would be downloaded from /packages/%s/, the URL of the already published %q (two ids with one file id): rename the package", rep.ID, fileID, r.PackageID)
+		}
+	}
+	return nil
+}
+
+// storeRelease makes the package (and icon) blobs durable, then inserts the row. On any
+// failure the blobs it created are removed, so a refused or failed publish stores nothing.
+// It returns the existing release, and ErrConflict, when another writer got there first.
+func (s *Service) storeRelease(ctx context.Context, u *Upload, rel *store.Release, icon *verify.Asset) (*store.Release, error) {
+	var created []string
+	undo := func() {
+		for _, sha := range created {
+			if err := s.store.Blobs.Remove(sha); err != nil {
+				s.log.Error("orphan blob left after a failed publish", "sha256", sha, "err", err)
+			}
+		}
+	}
+	adopt := func(path, sha, what string) error {
+		_, statErr := os.Stat(s.store.Blobs.Path(sha))
+		if err := s.store.Blobs.Adopt(path, sha); err != nil {
+			return storageErr("store the "+what, err)
+		}
+		if statErr != nil {
+			created = append(created, sha)
+		}
+		return nil
+	}
+	var iconPath string
+	if icon != nil {
+		p, err := s.spoolIcon(icon.Data)
 		if err != nil {
 			return nil, err
 		}
-		rel.IconSHA256, rel.IconExt, rel.IconType, rel.IconSize = sha, strings.TrimPrefix(rep.Icon.Ext, "."), rep.Icon.ContentType, int64(len(rep.Icon.Data))
+		defer os.Remove(p) // a no-op once adopted
+		iconPath = p
 	}
-	audit := store.AuditEntry{Actor: in.Actor.Name, Action: "publish", Target: rep.ID + "@" + rep.Version, Outcome: "ok",
-		Detail: map[string]any{"sha256": rep.SHA256, "size": rep.Size, "warnings": rep.Problems.Rules()}}
-	saved, err := s.store.InsertRelease(ctx, rel, audit)
-	if errors.Is(err, store.ErrConflict) {
-		return s.existing(saved, rep)
-	}
-	if err != nil {
+	if err := adopt(u.f.Name(), rel.SHA256, "package"); err != nil {
+		undo()
 		return nil, err
 	}
-	if err := s.Rebuild(ctx); err != nil {
-		s.log.Error("rebuild after publish", "id", rep.ID, "err", err)
+	if iconPath != "" {
+		if err := adopt(iconPath, rel.IconSHA256, "icon"); err != nil {
+			undo()
+			return nil, err
+		}
 	}
-	return &PublishResult{Release: saved, Created: true, PackageURL: s.PackageURL(rep.ID, rep.Version), Report: rep}, nil
+	audit := store.AuditEntry{Actor: rel.PublishedBy, Action: "publish", Target: rel.PackageID + "@" + rel.Version, Outcome: "ok",
+		Detail: map[string]any{"sha256": rel.SHA256, "size": rel.Size, "warnings": rel.Warnings.Rules()}}
+	saved, err := s.store.InsertRelease(ctx, rel, audit)
+	if errors.Is(err, store.ErrConflict) && saved != nil && saved.SHA256 == rel.SHA256 {
+		return saved, err // the same bytes: the blob is the other writer's too
+	}
+	if err != nil {
+		undo()
+		return saved, storageErr("record the release", err)
+	}
+	return saved, nil
+}
+
+// spoolIcon writes icon bytes to a temporary file in the blob store, through the same
+// writer seam as uploads.
+func (s *Service) spoolIcon(data []byte) (string, error) {
+	f, err := s.store.Blobs.TempFile("icon-*")
+	if err != nil {
+		return "", storageErr("store the icon", err)
+	}
+	_, werr := s.spoolWriter(f).Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(f.Name())
+		var we *spoolWriteError
+		if errors.As(err, &we) {
+			err = we.err
+		}
+		return "", storageErr("store the icon", err)
+	}
+	return f.Name(), nil
+}
+
+func (s *Service) existingOr(saved *store.Release, rep *verify.Report, err error) (*PublishResult, error) {
+	if errors.Is(err, store.ErrConflict) && saved != nil {
+		return s.existing(saved, rep)
+	}
+	return nil, err
 }
 
 func (s *Service) existing(old *store.Release, rep *verify.Report) (*PublishResult, error) {
 	if old.SHA256 == rep.SHA256 {
 		return &PublishResult{Release: old, PackageURL: s.PackageURL(old.PackageID, old.Version), Report: rep}, nil
 	}
-	return nil, refuse(ErrConflict, nil, "%s@%s is already published with different bytes (sha256 %s); published versions are immutable: bump the version and publish again",
+	return nil, refuseOne(ErrConflict, "publish.version.exists", "version", "%s@%s is already published with different bytes (sha256 %s); published versions are immutable: bump the version and publish again",
 		rep.ID, rep.Version, old.SHA256)
 }
 
 func (s *Service) newRelease(c checked, a Actor) (*store.Release, error) {
 	rep := c.rep
 	rel := &store.Release{PackageID: rep.ID, Version: rep.Version, Kind: rep.Kind, SHA256: rep.SHA256, Size: rep.Size,
-		Manifest: rep.ManifestRaw, README: rep.README, Warnings: rep.Problems.Warnings(), PublishedBy: a.Name}
+		Manifest: rep.ManifestRaw, Warnings: rep.Problems.Warnings(), PublishedBy: a.Name, Facts: &store.Facts{}}
+	if rep.Checksums != nil { // present and, since the package passed, verified
+		lines, _ := verify.ParseChecksums(rep.Checksums)
+		rel.Facts.Checksums = &store.ChecksumFacts{Files: len(lines)}
+	}
+	if err := rel.SetREADME(rep.README); err != nil {
+		return nil, err
+	}
 	if c.sig != nil {
 		b, err := json.Marshal(c.sig)
 		if err != nil {

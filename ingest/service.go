@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -30,6 +32,9 @@ type Config struct {
 	MaxIndexBytes int
 	// Observer, when set, is told of every publish and index rebuild (metrics).
 	Observer Observer
+	// WrapWriter, when set, wraps the writer of every upload spool and icon blob; tests
+	// inject write failures (a full disk) through it. Nil in production.
+	WrapWriter func(io.Writer) io.Writer
 }
 
 // Actor is who asks: resolved from a token by the caller.
@@ -52,12 +57,24 @@ type Service struct {
 	docs    atomic.Pointer[Documents]
 	catalog atomic.Pointer[Catalog]
 
-	rebuildMu sync.Mutex // one rebuild at a time; publishes are serialised by the store
-	refusal   atomic.Pointer[IndexRefusal]
-	fallback  atomic.Pointer[Fallback]
-	cache     sync.Map // release id → parsed manifest (releases are immutable)
+	// rebuildMu serialises every write that changes what the index shows (publish, yank,
+	// deprecate, list swap) from its candidate build through its commit to the rebuild.
+	rebuildMu   sync.Mutex
+	refusal     atomic.Pointer[IndexRefusal]
+	refusedList *index.List // the list of the last refused SetList, for ForceRebuild; under rebuildMu
+	fallback    atomic.Pointer[Fallback]
+	cache       sync.Map // release id → parsed manifest (releases are immutable)
 
 	downloads *downloadCounter
+
+	// ctx is the Service's own context: rebuilds after a committed change and their
+	// retries run on it, not on a request's. Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	retry  retrier
+
+	failRebuild func() error // test seam: fails rebuilds when it returns an error
+	afterCommit func()       // test seam: runs right after a change is committed
 }
 
 // New returns a Service over st with the curated list l. Call Rebuild before serving.
@@ -72,6 +89,7 @@ func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service 
 		cfg.SourceName = "Plugin Registry"
 	}
 	s := &Service{store: st, cfg: cfg, log: log, now: func() time.Time { return time.Now().UTC() }}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.list.Store(l)
 	s.downloads = newDownloadCounter(st, log)
 	return s
@@ -86,24 +104,53 @@ func (s *Service) List() *index.List { return s.list.Load() }
 // PublicURL returns the configured public base URL (no trailing slash).
 func (s *Service) PublicURL() string { return s.cfg.PublicURL }
 
-// SetList swaps in a new curated list (a reload) and rebuilds the index.
+// SetList puts a new curated list (a reload) in force together with the catalog and
+// documents built from it, and only once that build succeeded: when it is refused (the
+// shrink guard, a host limit) or fails, the previous list and documents stay. A refused
+// list is kept for ForceRebuild.
 func (s *Service) SetList(ctx context.Context, l *index.List, actor string) error {
-	s.list.Store(l)
-	err := s.store.BumpSerial(ctx)
-	if err == nil {
-		err = s.Rebuild(ctx)
-	}
+	err := s.setList(ctx, l)
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
 	}
 	audit := store.AuditEntry{Actor: actor, Action: "reload", Target: "plugins.yaml", Outcome: outcome,
 		Detail: map[string]any{"plugins": len(l.Plugins), "extensions": len(l.Extensions)}}
-	if aerr := s.store.Audit(ctx, audit); aerr != nil {
+	if aerr := s.store.Audit(context.WithoutCancel(ctx), audit); aerr != nil {
 		s.log.Error("audit reload", "err", aerr)
 	}
 	return err
 }
+
+func (s *Service) setList(ctx context.Context, l *index.List) (err error) {
+	s.rebuildMu.Lock()
+	defer s.rebuildMu.Unlock()
+	start := time.Now()
+	defer func() { s.observeRebuild(start, s.docs.Load(), err) }()
+	st, err := s.loadState(ctx, l)
+	if err != nil {
+		return err
+	}
+	st.serial++ // BumpSerial below
+	cat, docs, err := s.build(ctx, st, false)
+	var lim *limitError
+	if errors.As(err, &lim) {
+		s.refusedList = l
+		return s.refuseRebuild(lim.Error())
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.store.BumpSerial(ctx); err != nil {
+		return err
+	}
+	s.refusedList = nil
+	return s.install(ctx, l, cat, docs)
+}
+
+// Close stops the Service's background work (rebuild retries). Download counts are
+// flushed by Run.
+func (s *Service) Close() { s.cancel() }
 
 // Run flushes download counts until ctx ends, then flushes once more.
 func (s *Service) Run(ctx context.Context, every time.Duration) {

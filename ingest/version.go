@@ -1,58 +1,35 @@
 package ingest
 
 import (
-	"strconv"
-	"strings"
+	"slices"
+
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/version"
 )
 
-// CompareVersions orders versions the way Kandev hosts do: dotted numeric segments
-// (a leading "v" ignored) compared as numbers, a release above its prereleases, and a
-// whole-string comparison when either side is not numeric. It returns -1, 0 or 1.
-func CompareVersions(a, b string) int {
-	an, apre, aok := splitVersion(a)
-	bn, bpre, bok := splitVersion(b)
-	if !aok || !bok {
-		return strings.Compare(a, b)
+// sameVersion reports whether a stored version and a new one name the same release: equal
+// by version.Compare, or a stored version outside the grammar (a legacy "v1.0.0",
+// "1.0.0+build", "01.0.0") whose nearest valid form is the new one. Publishing it again
+// would give two immutable releases a host cannot tell apart.
+func sameVersion(stored, v string) bool {
+	if version.Compare(stored, v) == 0 {
+		return true
 	}
-	for i := 0; i < max(len(an), len(bn)); i++ {
-		x, y := seg(an, i), seg(bn, i)
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	switch {
-	case apre == bpre:
-		return 0
-	case apre == "":
-		return 1
-	case bpre == "":
-		return -1
-	}
-	return strings.Compare(apre, bpre)
+	return !version.Valid(stored) && version.Nearest(stored) != "" && version.Nearest(stored) == version.Nearest(v)
 }
 
-func seg(s []int, i int) int {
-	if i < len(s) {
-		return s[i]
-	}
-	return 0
-}
+// Legacy reports whether a stored release's version is outside the version grammar: it
+// was published before the grammar was enforced, stays downloadable by its exact URL, and
+// sorts below every valid version.
+func Legacy(r *store.Release) bool { return !version.Valid(r.Version) }
 
-func splitVersion(v string) ([]int, string, bool) {
-	v = strings.TrimPrefix(v, "v")
-	v, _, _ = strings.Cut(v, "+")
-	core, pre, _ := strings.Cut(v, "-")
-	parts := strings.Split(core, ".")
-	nums := make([]int, len(parts))
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return nil, "", false
+// SortReleases orders releases newest version first, by version.Compare (the order of
+// "latest"), ties by publication.
+func SortReleases(rels []*store.Release) {
+	slices.SortStableFunc(rels, func(a, b *store.Release) int {
+		if c := version.Compare(b.Version, a.Version); c != 0 {
+			return c
 		}
-		nums[i] = n
-	}
-	return nums, pre, true
+		return b.CreatedAt.Compare(a.CreatedAt)
+	})
 }

@@ -1,0 +1,160 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/pluginyard/registry/verify"
+)
+
+// Upload is a package being received. Its file name and actor were checked against the
+// curated list when it began, before any byte of it was read; its bytes are spooled to the
+// blob store's temporary area, so a caller can read the rest of a request (a bundle part
+// after the package part) before anything is published. Close it when done.
+type Upload struct {
+	s      *Service
+	actor  Actor
+	name   string
+	target *target // nil only for an admin's in-process publish without a file name
+	f      *os.File
+	w      io.Writer
+	n      int64
+	limit  int64 // spooling stops one byte past it; verify then refuses the size
+}
+
+// BeginUpload authorises an upload named fileName ("<file id>-<version>.tar.gz") by actor a
+// and opens its spool. A refusal (*Refusal: 422 publish.filename, 403 publish.unlisted or
+// publish.forbidden, 409 publish.file_id.collision) costs the same whatever the package
+// holds, since none of it has been read.
+func (s *Service) BeginUpload(a Actor, fileName string) (*Upload, error) {
+	t, err := s.resolveTarget(a, fileName)
+	if err != nil {
+		s.refusedEarly(a, fileName, err)
+		return nil, err
+	}
+	return s.openUpload(a, fileName, t)
+}
+
+func (s *Service) openUpload(a Actor, fileName string, t *target) (*Upload, error) {
+	f, err := s.store.Blobs.TempFile("upload-*")
+	if err != nil {
+		return nil, storageErr("spool the upload", err)
+	}
+	return &Upload{s: s, actor: a, name: fileName, target: t, f: f, w: s.spoolWriter(f), limit: s.maxCompressed()}, nil
+}
+
+// refusedEarly audits and counts a publish refused before its package was read.
+func (s *Service) refusedEarly(a Actor, fileName string, err error) {
+	s.auditPublish(context.Background(), a, claimedTarget(fileName), err, nil)
+	s.observePublish(nil, err)
+}
+
+// ReadFrom spools r; it stops one byte past the package size limit (verification then
+// refuses the size). An error writing the spool is a *StorageError when the disk is full;
+// an error reading r is returned as is.
+func (u *Upload) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(writerOnly{u.w}, io.LimitReader(r, u.limit+1-u.n))
+	u.n += n
+	var we *spoolWriteError
+	if errors.As(err, &we) {
+		return n, storageErr("spool the upload", we.err)
+	}
+	return n, err
+}
+
+// Close removes the spool (a no-op once published: the blob store adopted it).
+func (u *Upload) Close() error {
+	if u.f == nil {
+		return nil
+	}
+	_ = u.f.Close()
+	err := os.Remove(u.f.Name())
+	u.f = nil
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// maxCompressed is the largest package any kind may be.
+func (s *Service) maxCompressed() int64 {
+	p, c := s.cfg.Plugin.MaxCompressed, s.cfg.Canvas.MaxCompressed
+	if p == 0 {
+		p = verify.PluginLimits().MaxCompressed
+	}
+	if c == 0 {
+		c = verify.CanvasLimits().MaxCompressed
+	}
+	return max(p, c)
+}
+
+// spoolWriter is where upload and icon bytes are written: the file, through the test seam
+// Config.WrapWriter when set.
+func (s *Service) spoolWriter(f *os.File) io.Writer {
+	var w io.Writer = f
+	if s.cfg.WrapWriter != nil {
+		w = s.cfg.WrapWriter(f)
+	}
+	return &tagWriter{w}
+}
+
+// tagWriter marks write errors so that ReadFrom can tell them from read errors.
+type tagWriter struct{ w io.Writer }
+
+func (t *tagWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if err != nil {
+		err = &spoolWriteError{err}
+	}
+	return n, err
+}
+
+type spoolWriteError struct{ err error }
+
+func (e *spoolWriteError) Error() string { return e.err.Error() }
+func (e *spoolWriteError) Unwrap() error { return e.err }
+
+// writerOnly hides ReadFrom so that io.Copy goes through Write.
+type writerOnly struct{ io.Writer }
+
+// reopen rewinds the spool for verification.
+func (u *Upload) reopen() (*os.File, error) {
+	if u.f == nil {
+		return nil, errors.New("ingest: upload already closed")
+	}
+	if _, err := u.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("ingest: rewind the upload: %w", err)
+	}
+	return u.f, nil
+}
+
+// Publish runs the whole pipeline over in. Nothing is stored unless every check passes;
+// a refusal is a *Refusal carrying every problem found. The file name is required and
+// checked before the package is read; only an admin publishing in-process (the demo
+// seeding) may leave it empty, and is then checked after verification.
+func (s *Service) Publish(ctx context.Context, in PublishInput) (*PublishResult, error) {
+	var (
+		u   *Upload
+		err error
+	)
+	if in.FileName == "" && in.Actor.Admin {
+		u, err = s.openUpload(in.Actor, "", nil)
+	} else {
+		u, err = s.BeginUpload(in.Actor, in.FileName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer u.Close()
+	if _, err := u.ReadFrom(in.Package); err != nil {
+		if !errors.Is(err, ErrStorageFull) {
+			err = fmt.Errorf("ingest: read package: %w", err)
+		}
+		s.refusedEarly(in.Actor, in.FileName, err)
+		return nil, err
+	}
+	return s.PublishUpload(ctx, u, in.Bundle)
+}
