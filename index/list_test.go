@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,5 +276,33 @@ func TestCheckFileIDsDistinct(t *testing.T) {
 	}
 	if got := index.CheckFileIDs(data, l); len(got) != 0 {
 		t.Errorf("distinct file ids refused: %v", got)
+	}
+}
+
+// BenchmarkCheckFileIDs measures the file-id check (a second, alias-free YAML decode plus
+// one map pass) on lists of n plugins and n extensions.
+func BenchmarkCheckFileIDs(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		var src strings.Builder
+		src.WriteString("plugins:\n")
+		for i := range n {
+			fmt.Fprintf(&src, "  - id: acme-p%d\n    repo: acme/p%d\n", i, i)
+		}
+		src.WriteString("extensions:\n")
+		for i := range n {
+			fmt.Fprintf(&src, "  - name: \"@acme/e%d\"\n    repo: acme/e%d\n", i, i)
+		}
+		data := []byte(src.String())
+		l, probs := index.ParseList(data)
+		if probs.HasErrors() {
+			b.Fatal(probs)
+		}
+		b.Run(fmt.Sprintf("entries=%d", 2*n), func(b *testing.B) {
+			for b.Loop() {
+				if got := index.CheckFileIDs(data, l); len(got) != 0 {
+					b.Fatal(got)
+				}
+			}
+		})
 	}
 }
