@@ -3,16 +3,21 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/store"
 )
 
 // semanticsTarget is one thing the registry serves, with what http.ServeContent is given
@@ -225,6 +230,7 @@ func TestAcceptEncodingQValues(t *testing.T) {
 		{[]string{"br"}, false},
 		{[]string{"br", "gzip"}, true},
 		{[]string{"gzip;q=1.5"}, false},
+		{[]string{"gzip;q=2"}, false},
 		{[]string{"gzip;q=abc"}, false},
 		{[]string{"gzip;q=0.8x"}, false},
 		{[]string{"gzips"}, false},
@@ -255,5 +261,81 @@ func TestAcceptEncodingQValues(t *testing.T) {
 				t.Errorf("body is not the document")
 			}
 		})
+	}
+}
+
+// TestOnlyWholeBodiesCountAsDownloads: a 304, a range, a HEAD or a failed precondition is
+// not a download; a full GET is.
+func TestOnlyWholeBodiesCountAsDownloads(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.publish(adminToken, "acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "Says hello"))
+	var pub published
+	r.json(t, &pub)
+	path := strings.TrimPrefix(pub.PackageURL, e.srv.URL)
+	etag := `"` + pub.SHA256 + `"`
+	for _, h := range [][]string{{"If-None-Match", etag}, {"Range", "bytes=0-9"}, {"If-Match", `"other"`}, {"Range", "bytes=999999-"}} {
+		if r := e.get(path, h...); r.Status == http.StatusOK {
+			t.Fatalf("%v answered 200", h)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodHead, e.srv.URL+path, nil)
+	e.do(req)
+	e.get(path)
+	ctx := context.Background()
+	if err := e.svc.FlushDownloads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := e.st.Release(ctx, "acme-hello", "1.0.0")
+	if err != nil || rel.Downloads != 1 {
+		t.Errorf("downloads = %d, %v; want 1 (only the full GET)", rel.Downloads, err)
+	}
+}
+
+// TestContentDispositionIsQuoted serves a release stored before versions had a grammar,
+// whose version holds a quote: the file name stays one quoted parameter.
+func TestContentDispositionIsQuoted(t *testing.T) {
+	e := newEnv(t, "")
+	data := pkg(t, "acme-hello", "1.0.0", "Says hello")
+	if r := e.publish(adminToken, "acme-hello-1.0.0.tar.gz", data); r.Status != http.StatusCreated {
+		t.Fatalf("publish: %d %s", r.Status, r.Body)
+	}
+	ctx := context.Background()
+	old, err := e.st.Release(ctx, "acme-hello", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.FillManifests(ctx, []*store.Release{old}); err != nil {
+		t.Fatal(err)
+	}
+	hostile := *old
+	hostile.Version = `0.9.0";evil="x`
+	if _, err := e.st.InsertRelease(ctx, &hostile, store.AuditEntry{Actor: "test", Action: "publish"}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.get("/packages/acme-hello/acme-hello-" + url.PathEscape(hostile.Version) + ".tar.gz")
+	if r.Status != http.StatusOK {
+		t.Fatalf("download: %d %s", r.Status, r.Body)
+	}
+	disp, params, err := mime.ParseMediaType(r.Header.Get("Content-Disposition"))
+	want := map[string]string{"filename": "acme-hello-" + hostile.Version + ".tar.gz"}
+	if err != nil || disp != "attachment" || !cmp.Equal(params, want) {
+		t.Errorf("Content-Disposition %q parses as %q %v (%v); want attachment %v", r.Header.Get("Content-Disposition"), disp, params, err, want)
+	}
+}
+
+// TestIndexFileOfAnotherSizeIsNotServed: when the document's file no longer holds exactly
+// the body (rewritten, truncated), the bytes come from memory.
+func TestIndexFileOfAnotherSizeIsNotServed(t *testing.T) {
+	e := newEnv(t, "")
+	doc := e.svc.Documents().Kandev
+	if doc.File == "" {
+		t.Fatal("the index document has no file; the sendfile path is not exercised")
+	}
+	if err := os.WriteFile(doc.File, append(bytes.Clone(doc.Body), "trailing garbage"...), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/index.json", nil)
+	if r := e.doRaw(req); r.Status != http.StatusOK || !bytes.Equal(r.Body, doc.Body) {
+		t.Errorf("index.json: %d, %d bytes; want the %d-byte document", r.Status, len(r.Body), len(doc.Body))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ import (
 // requests, ranges); yanked versions stay here. A blob whose file is missing or of another
 // size than recorded is never served as the package.
 func (s *Server) handlePackage(c echo.Context) error {
-	fileID, file := c.Param("id"), c.Param("file")
+	fileID, file := pathParam(c, "id"), pathParam(c, "file")
 	version, ok := strings.CutPrefix(file, fileID+"-")
 	if !ok || !strings.HasSuffix(version, ".tar.gz") {
 		return errf(http.StatusNotFound, "no such package file: expected /packages/<id>/<id>-<version>.tar.gz")
@@ -54,6 +55,20 @@ func (s *Server) handlePackage(c echo.Context) error {
 		s.svc.CountDownload(rel.ID)
 	}
 	return nil
+}
+
+// pathParam returns a path parameter decoded once: echo hands out the raw segment when the
+// request path holds escapes net/http would not have made (a %3B for a ';'), and the
+// decoded one otherwise.
+func pathParam(c echo.Context, name string) string {
+	v := c.Param(name)
+	if c.Request().URL.RawPath == "" {
+		return v
+	}
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return v
 }
 
 // handleIcon is GET and HEAD /icons/{sha256}.{ext}: the icon of a listed release, under its

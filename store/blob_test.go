@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -205,5 +207,39 @@ func TestIconUsesOnlyIcons(t *testing.T) {
 	}
 	if uses, err := s.IconUses(ctx, a.SHA256); err != nil || len(uses) != 0 {
 		t.Errorf("a package's blob is an icon: %+v, %v", uses, err)
+	}
+}
+
+// TestCheckBlobsRecordedButUnused: a blob row no release uses is an orphan when its file is
+// there, and nothing when it is not.
+func TestCheckBlobsRecordedButUnused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	kept, err := s.Blobs.Put([]byte("recorded, unused, present"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := strings.Repeat("cd", 32)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, row := range []struct {
+		sha  string
+		size int
+	}{{kept, 25}, {gone, 7}} {
+		if _, err := db.ExecContext(ctx, "INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, '2026-01-01T00:00:00Z')", row.sha, row.size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probs, err := s.CheckBlobs(ctx, nil)
+	if err != nil || len(probs) != 1 || probs[0].Kind != store.BlobOrphan || probs[0].SHA256 != kept {
+		t.Fatalf("problems = %+v, %v; want one orphan %s", probs, err, kept)
 	}
 }
