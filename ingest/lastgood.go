@@ -45,6 +45,8 @@ type Fallback struct {
 	// stored manifest no longer parses, then those with the largest manifests.
 	Suspects []string  `json:"suspects"`
 	At       time.Time `json:"at"`
+
+	unreadable error // why the last good documents could not be served, when they exist
 }
 
 // lastGood is the commit record of the persisted documents.
@@ -218,6 +220,7 @@ func (s *Service) ServeLastGood(ctx context.Context, cause error) (*Fallback, er
 	if err != nil {
 		if !errors.Is(err, ErrNoLastGood) {
 			s.log.Error("the last good index documents cannot be served", "err", err)
+			fb.unreadable = err
 		}
 		if docs, err = s.emptyDocuments(); err != nil {
 			return nil, err
@@ -244,7 +247,10 @@ func (fb *Fallback) Reason() string {
 
 // Describe says what is served instead of built documents, for logs and /readyz.
 func (fb *Fallback) Describe() string {
-	if fb.Source == SourceEmpty {
+	switch {
+	case fb.Source == SourceEmpty && fb.unreadable != nil:
+		return fmt.Sprintf("serving an empty index: the last good documents cannot be served (%v)", fb.unreadable)
+	case fb.Source == SourceEmpty:
 		return "serving an empty index: no rebuild ever succeeded in this data directory, so there are no last good documents"
 	}
 	return fmt.Sprintf("serving the last good documents (serial %d, generated %s, %d entries)",
