@@ -32,6 +32,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, ingest.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ingest.ErrStorageFull):
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }
@@ -47,8 +49,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	var (
 		he *echo.HTTPError
 		rf *ingest.Refusal
+		se *ingest.StorageError
 	)
 	switch {
+	case errors.As(err, &se):
+		body.Error = "the registry's storage is full: nothing was stored; retry later (the operator has been told)"
 	case errors.As(err, &rf):
 		body.Error, body.Problems = rf.Message, rf.Problems
 	case errors.As(err, &he) && code < 500:

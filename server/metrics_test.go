@@ -150,6 +150,8 @@ func TestMetricsCountRequestsPublishesIndexAndDownloads(t *testing.T) {
 		`registry_http_requests_total{method="POST",route="/api/v1/packages",status="422"} 2`,
 		`registry_index_builds_total{result="ok"} 2`,
 		`registry_index_entries 1`,
+		`registry_publish_refusals_by_rule_total{outcome="conflict",rule="publish.version.exists"} 1`,
+		`registry_publish_refusals_by_rule_total{outcome="forbidden",rule="publish.unlisted"} 1`,
 	}
 	for _, rule := range rulesOf(refusal) {
 		want = append(want, `registry_publish_refusals_by_rule_total{outcome="invalid",rule="`+rule+`"} 2`)

@@ -2,9 +2,9 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
-	"path"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,9 +24,12 @@ type publishResponse struct {
 	Warnings   []string `json:"warnings"`
 }
 
-// handlePublish is POST /api/v1/packages: multipart field "package" (the .tar.gz) and an
-// optional "bundle" (a detached Sigstore bundle). 201 when new, 200 when identical bytes
-// were already published.
+// handlePublish is POST /api/v1/packages: multipart field "package" (the .tar.gz, with
+// filename="<id>-<version>.tar.gz") and an optional "bundle" (a detached Sigstore bundle),
+// in either order. The file name and token are checked when the package part's header
+// arrives, before its bytes are read; the part is spooled, the rest of the body read, and
+// only then is the package published. 201 when new, 200 when identical bytes were already
+// published; an error answer means nothing was stored.
 func (s *Server) handlePublish(c echo.Context) error {
 	r := c.Request()
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
@@ -35,61 +38,112 @@ func (s *Server) handlePublish(c echo.Context) error {
 		return errf(http.StatusBadRequest, "expected a multipart/form-data body with a \"package\" file field")
 	}
 	var (
+		up     *ingest.Upload
 		bundle []byte
-		res    *ingest.PublishResult
 	)
+	defer func() {
+		if up != nil {
+			_ = up.Close()
+		}
+	}()
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return uploadError(err)
+			return uploadError(&bodyError{err})
 		}
 		switch part.FormName() {
 		case "bundle":
-			if res != nil {
-				return errf(http.StatusBadRequest, "send the \"bundle\" field before the \"package\" field")
+			if bundle != nil {
+				return errf(http.StatusBadRequest, "send one \"bundle\" field")
 			}
-			if bundle, err = io.ReadAll(io.LimitReader(part, maxBundleBytes+1)); err != nil {
-				return uploadError(err)
-			}
-			if len(bundle) > maxBundleBytes {
-				return errf(http.StatusRequestEntityTooLarge, "the bundle is over 1 MiB")
+			if bundle, err = readBundle(part); err != nil {
+				return err
 			}
 		case "package":
-			if res != nil {
+			if up != nil {
 				return errf(http.StatusBadRequest, "send one \"package\" field")
 			}
-			res, err = s.svc.Publish(r.Context(), ingest.PublishInput{Package: part, FileName: path.Base(part.FileName()),
-				Bundle: bundle, Actor: actorOf(c)})
-			if err != nil {
+			if up, err = s.svc.BeginUpload(actorOf(c), part.FileName()); err != nil {
+				return err
+			}
+			if _, err := up.ReadFrom(bodyReader{part}); err != nil {
 				return uploadError(err)
 			}
 		}
 		_ = part.Close()
 	}
-	if res == nil {
+	if up == nil {
 		return errf(http.StatusBadRequest, "missing the \"package\" file field (multipart/form-data)")
 	}
-	status := http.StatusCreated
-	if !res.Created {
-		status = http.StatusOK
+	res, err := s.svc.PublishUpload(r.Context(), up, bundle)
+	if err != nil {
+		return err
 	}
+	return c.JSON(publishStatus(res), publishResponseOf(res))
+}
+
+func readBundle(part io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(bodyReader{part}, maxBundleBytes+1))
+	if err != nil {
+		return nil, uploadError(err)
+	}
+	if len(b) > maxBundleBytes {
+		return nil, errf(http.StatusRequestEntityTooLarge, "the bundle is over 1 MiB")
+	}
+	return b, nil
+}
+
+func publishStatus(res *ingest.PublishResult) int {
+	if res.Created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
+func publishResponseOf(res *ingest.PublishResult) publishResponse {
 	rel := res.Release
 	warnings := []string{}
 	for _, p := range res.Report.Problems.Warnings() {
 		warnings = append(warnings, p.String())
 	}
-	return c.JSON(status, publishResponse{ID: rel.PackageID, Version: rel.Version, Kind: rel.Kind, SHA256: rel.SHA256,
-		Size: rel.Size, PackageURL: res.PackageURL, Warnings: warnings})
+	return publishResponse{ID: rel.PackageID, Version: rel.Version, Kind: rel.Kind, SHA256: rel.SHA256,
+		Size: rel.Size, PackageURL: res.PackageURL, Warnings: warnings}
 }
 
-// uploadError turns a body over the limit into 413, whatever layer noticed it.
+// bodyError is a failure reading the request body: the client's (truncated or malformed
+// multipart), unless it is the body limit.
+type bodyError struct{ err error }
+
+func (e *bodyError) Error() string { return e.err.Error() }
+func (e *bodyError) Unwrap() error { return e.err }
+
+// bodyReader marks read errors as the body's, so that they are told from spool write
+// errors (a full disk) that come back through the same copy.
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = &bodyError{err}
+	}
+	return n, err
+}
+
+// uploadError turns a body over the limit into 413 and any other body read failure into
+// 400, whatever layer noticed it; other errors (a full disk: 507) pass through.
 func uploadError(err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	var (
+		mbe *http.MaxBytesError
+		be  *bodyError
+	)
+	switch {
+	case errors.As(err, &mbe):
 		return errf(http.StatusRequestEntityTooLarge, "the upload is over the registry's body limit")
+	case errors.As(err, &be):
+		return errf(http.StatusBadRequest, fmt.Sprintf("the multipart body is truncated or malformed (%v): send a complete multipart/form-data body", be.err))
 	}
 	return err
 }

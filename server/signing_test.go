@@ -91,7 +91,7 @@ func TestEd25519SigningPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := e.publish(adminToken, "", tt.data)
+			r := e.publish(adminToken, fileNameOf(t, tt.data), tt.data)
 			if r.Status != tt.status {
 				t.Fatalf("status %d, want %d: %s", r.Status, tt.status, r.Body)
 			}
