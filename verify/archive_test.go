@@ -81,6 +81,8 @@ func TestMalformedInput(t *testing.T) {
 		{"empty tar", gz(t, make([]byte, 1024)), []finding{e("archive.empty", "")}},
 		{"truncated gzip", valid[:len(valid)/2], []finding{e("archive.gzip", "")}},
 		{"corrupt gzip checksum", corrupt, []finding{e("archive.gzip", "")}},
+		{"bytes after the gzip stream", append(bytes.Clone(valid), "trailing garbage"...), []finding{e("archive.gzip", "")}},
+		{"zeros after the gzip stream", append(bytes.Clone(valid), make([]byte, 64)...), []finding{e("archive.gzip", "")}},
 		{"truncated tar inside valid gzip", gz(t, buildTar(t, validPlugin(t))[:1200]), []finding{e("archive.tar", "")}},
 	}
 	for _, tt := range tests {

@@ -3,8 +3,8 @@ package verify
 import (
 	"bytes"
 	"encoding/hex"
-	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pluginyard/registry/problem"
@@ -24,26 +24,26 @@ type ChecksumLine struct {
 // line, and a problem (Path "line N") for each violation; rules are checksums.format,
 // checksums.path, checksums.order, checksums.duplicate and checksums.self.
 func ParseChecksums(data []byte) ([]ChecksumLine, problem.List) {
+	raws := splitLines(data)
 	var (
 		lines []ChecksumLine
 		probs problem.List
-		seen  = map[string]int{}
+		seen  = make(map[string]int, len(raws)) // sized once: no rehashing as it grows
 		prev  string
 	)
-	for i, raw := range splitLines(data) {
-		at := fmt.Sprintf("line %d", i+1)
-		l, ok := parseLine(raw, at, &probs)
+	for i, raw := range raws {
+		l, ok := parseLine(raw, i+1, &probs)
 		if !ok {
 			continue
 		}
 		l.Line = i + 1
 		if first, dup := seen[l.Path]; dup {
-			probs.Errorf("checksums.duplicate", at, "%q is listed again (first on line %d); list each file once", l.Path, first)
+			probs.Errorf("checksums.duplicate", lineAt(l.Line), "%q is listed again (first on line %d); list each file once", l.Path, first)
 			continue
 		}
 		seen[l.Path] = l.Line
 		if l.Path < prev {
-			probs.Errorf("checksums.order", at, "%q comes after %q; sort the lines by path in byte order (LC_ALL=C sort -k2)", l.Path, prev)
+			probs.Errorf("checksums.order", lineAt(l.Line), "%q comes after %q; sort the lines by path in byte order (LC_ALL=C sort -k2)", l.Path, prev)
 		}
 		prev = l.Path
 		lines = append(lines, l)
@@ -69,30 +69,33 @@ func splitLines(data []byte) []string {
 // occur in a real line because lines are split on it.
 const noNewline = "\n"
 
-func parseLine(raw, at string, probs *problem.List) (ChecksumLine, bool) {
+// lineAt is a problem's Path for line n, built only when there is a problem.
+func lineAt(n int) string { return "line " + strconv.Itoa(n) }
+
+func parseLine(raw string, n int, probs *problem.List) (ChecksumLine, bool) {
 	if line, ok := strings.CutSuffix(raw, noNewline); ok {
-		probs.Errorf("checksums.format", at, "the last line does not end with a newline; end every line with LF")
+		probs.Errorf("checksums.format", lineAt(n), "the last line does not end with a newline; end every line with LF")
 		raw = line
 	}
 	if strings.HasSuffix(raw, "\r") {
-		probs.Errorf("checksums.format", at, "the line ends with CR LF; use LF line endings")
+		probs.Errorf("checksums.format", lineAt(n), "the line ends with CR LF; use LF line endings")
 		return ChecksumLine{}, false
 	}
 	digest, p, ok := strings.Cut(raw, "  ")
 	if !ok {
-		probs.Errorf("checksums.format", at, "expected \"<sha256 hex>  <path>\" (two spaces), found %q", clip(raw))
+		probs.Errorf("checksums.format", lineAt(n), "expected \"<sha256 hex>  <path>\" (two spaces), found %q", clip(raw))
 		return ChecksumLine{}, false
 	}
 	if !isLowerHex(digest) {
-		probs.Errorf("checksums.format", at, "expected 64 lowercase hex digits before the two spaces, found %q", clip(digest))
+		probs.Errorf("checksums.format", lineAt(n), "expected 64 lowercase hex digits before the two spaces, found %q", clip(digest))
 		return ChecksumLine{}, false
 	}
 	if why := checkListedPath(p); why != "" {
-		probs.Errorf("checksums.path", at, "the path %q %s", clip(p), why)
+		probs.Errorf("checksums.path", lineAt(n), "the path %q %s", clip(p), why)
 		return ChecksumLine{}, false
 	}
 	if p == checksumsName || p == checksumsSigName {
-		probs.Errorf("checksums.self", at, "%s must not be listed; it lists every other file", p)
+		probs.Errorf("checksums.self", lineAt(n), "%s must not be listed; it lists every other file", p)
 		return ChecksumLine{}, false
 	}
 	return ChecksumLine{Digest: digest, Path: p}, true

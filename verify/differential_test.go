@@ -180,6 +180,7 @@ func acceptedPackages(tb testing.TB) []accepted {
 		{"long-and-unicode-names-pax", buildTarGz(tb, tricky(tar.FormatPAX))},
 		{"long-names-gnu", buildTarGz(tb, tricky(tar.FormatGNU))},
 		{"two-gzip-members", append(gz(tb, whole[:1536]), gz(tb, whole[1536:])...)},
+		{"empty-last-gzip-member", append(gz(tb, whole), gz(tb, nil)...)},
 	}
 	for _, name := range []string{"hello-verify-1.0.0.tar.gz", "board-verify-2.1.0.tar.gz", "acme-curupira-ext-1.2.0.tgz"} {
 		data, err := os.ReadFile(filepath.Join("..", "testdata", "verify", name))

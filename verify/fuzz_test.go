@@ -20,6 +20,8 @@ func FuzzReadArchive(f *testing.F) {
 		f.Add(buildTarGz(f, es))
 	}
 	fixtures, _ := filepath.Glob(filepath.Join("..", "testdata", "verify", "*.tar.gz"))
+	hostileFixtures, _ := filepath.Glob(filepath.Join("testdata", "hostile", "*.tar.gz"))
+	fixtures = append(fixtures, hostileFixtures...)
 	for _, name := range fixtures {
 		data, err := os.ReadFile(name)
 		if err != nil {

@@ -88,6 +88,8 @@ func hostile(tb testing.TB) []struct {
 			[]finding{e("archive.name.collision", "docs/cafe\u0301.md")}},
 		{"archive.name.collision-kelvin", buildTarGz(tb, withChecksums("", append(pluginFiles(tb), file("docs/k.md", "a"), file("docs/\u212a.md", "b"))...)),
 			[]finding{e("archive.name.collision", "docs/\u212a.md")}},
+		{"archive.name.collision-trailing-dot", buildTarGz(tb, withChecksums("", append(pluginFiles(tb), file("docs/a.md", "a"), file("docs/a.md.", "b"))...)),
+			[]finding{e("archive.name.collision", "docs/a.md.")}},
 		{"archive.name.collision-directory", buildTarGz(tb, withChecksums("", append(pluginFiles(tb), file("Docs/a.md", "a"), file("docs/b.md", "b"))...)),
 			[]finding{e("archive.name.collision", "docs/b.md")}},
 		{"archive.header.extended-two-pax", buildTarGz(tb, evilPlugin(tb, paxHeader('x', "path", "server/plugin-linux-amd64"), paxHeader('x', "mtime", "1"))),

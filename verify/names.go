@@ -90,15 +90,23 @@ func displayName(raw string) string {
 	return raw
 }
 
-// foldKey maps a path to the name case-insensitive and normalizing file systems see:
-// decomposed (NFD, as HFS+ stores names; composed and decomposed forms meet there), then
-// every rune replaced by the smallest rune of its simple case-folding orbit, the
-// equivalence strings.EqualFold uses (so "K", "k" and the Kelvin sign meet too).
+// foldKey maps a path to the name case-insensitive and normalizing file systems see, so
+// that two paths with one key would be one file on some host:
+//   - decomposed (NFD, as HFS+ stores names; composed and decomposed forms meet there);
+//   - every rune replaced by the smallest rune of its simple case-folding orbit, the
+//     equivalence strings.EqualFold uses (so "K", "k" and the Kelvin sign meet too);
+//   - trailing dots and spaces dropped from every segment, as Windows does ("a.md." and
+//     "a.md " are "a.md" there).
 func foldKey(name string) string {
 	var b strings.Builder
 	b.Grow(len(name))
-	for _, r := range norm.NFD.String(name) {
-		b.WriteRune(foldRune(r))
+	for i, seg := range strings.Split(name, "/") {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		for _, r := range norm.NFD.String(strings.TrimRight(seg, ". ")) {
+			b.WriteRune(foldRune(r))
+		}
 	}
 	return b.String()
 }
