@@ -49,6 +49,7 @@ type apiVersion struct {
 	CreatedAt  time.Time         `json:"created_at"`
 	Yanked     bool              `json:"yanked"`
 	YankReason string            `json:"yank_reason,omitempty"`
+	Legacy     bool              `json:"legacy"` // outside the version grammar: published before it, kept downloadable
 	Downloads  int64             `json:"downloads"`
 	PackageURL string            `json:"package_url"`
 	Signature  *signature.Result `json:"signature"`
@@ -164,6 +165,7 @@ func (s *Server) handlePluginShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ingest.SortReleases(rels)
 	out := apiPluginDetail{apiPlugin: s.apiPluginOf(it), Versions: []apiVersion{}}
 	for _, r := range rels {
 		out.Versions = append(out.Versions, s.apiVersionOf(r))
@@ -173,7 +175,7 @@ func (s *Server) handlePluginShow(c echo.Context) error {
 
 func (s *Server) apiVersionOf(r *store.Release) apiVersion {
 	v := apiVersion{Version: r.Version, Kind: r.Kind, SHA256: r.SHA256, Size: r.Size, CreatedAt: r.CreatedAt, Yanked: r.Yanked,
-		YankReason: r.YankReason, Downloads: r.Downloads, PackageURL: s.svc.PackageURL(r.PackageID, r.Version), Warnings: r.Warnings}
+		YankReason: r.YankReason, Legacy: ingest.Legacy(r), Downloads: r.Downloads, PackageURL: s.svc.PackageURL(r.PackageID, r.Version), Warnings: r.Warnings}
 	if v.Warnings == nil {
 		v.Warnings = problem.List{}
 	}
