@@ -31,6 +31,11 @@ func TestRefusedEntries(t *testing.T) {
 		{"block device", []entry{{Name: "dev/sda", Type: tar.TypeBlock}}, []finding{e("archive.device", "dev/sda")}},
 		{"fifo", []entry{{Name: "pipe", Type: tar.TypeFifo}}, []finding{e("archive.fifo", "pipe")}},
 		{"contiguous file", []entry{{Name: "cont", Type: tar.TypeCont}}, []finding{e("archive.type", "cont")}},
+		// archive/tar reads the data of unknown types; the header trace must skip it too.
+		{"contiguous file with data, then a file", []entry{{Name: "cont", Body: strings.Repeat("x", 700), RawType: tar.TypeCont}, file("docs/after.md", "x")},
+			[]finding{e("archive.type", "cont"), e("checksums.unlisted", "checksums.txt")}},
+		{"vendor type with data, then a file", []entry{{Name: "vend", Body: strings.Repeat("\x00", 1500) + "x", RawType: 'A'}, file("docs/after.md", "x")},
+			[]finding{e("archive.type", "vend"), e("checksums.unlisted", "checksums.txt")}},
 		{"sparse file", sparseEntries("sparse.bin"), []finding{e("archive.type", "sparse.bin")}},
 		{"absolute path", []entry{file("/etc/cron.d/evil", "x")}, []finding{e("archive.path.absolute", "/etc/cron.d/evil")}},
 		{"windows drive path", []entry{file("C:/evil", "x")}, []finding{e("archive.path.absolute", "C:/evil")}},

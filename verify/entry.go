@@ -63,8 +63,9 @@ func (a *archive) traced(hdr *tar.Header, file string) bool {
 		return false
 	}
 	data := hdr.Size
-	if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
-		data = 0 // archive/tar reads no data for links, devices, directories and FIFOs
+	switch hdr.Typeflag {
+	case tar.TypeLink, tar.TypeSymlink, tar.TypeChar, tar.TypeBlock, tar.TypeDir, tar.TypeFifo:
+		data = 0 // archive/tar reads no data for these, whatever the size field says
 	}
 	a.trace.dataFollows(data)
 	return true
