@@ -15,6 +15,7 @@ import (
 
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/version"
 	"github.com/pluginyard/registry/web"
 )
 
@@ -120,12 +121,8 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 		return err
 	}
 	m := it.Manifest
-	readme, err := web.RenderMarkdown(it.Latest.README)
-	if err != nil {
-		return err
-	}
 	p := web.PluginPage{Meta: s.meta(it.Name(), it.Description(), "/plugins/"+url.PathEscape(it.ID)), Card: s.cardOf(it),
-		READMEHTML: readme, Permissions: web.PermissionsFor(permissionInput(it)), Versions: s.versionRows(rels),
+		READMEHTML: web.StoredREADME(it.Latest.READMEHTML), Permissions: web.PermissionsFor(permissionInput(it)), Versions: s.versionRows(rels, it.Latest),
 		Deprecated: deprecationOf(it), Install: web.NewInstall(s.cfg.PublicURL+"/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
 		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		MinKandevVersion: m.MinKandevVersion, UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
@@ -154,13 +151,9 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 		return err
 	}
 	m := it.Extension
-	readme, err := web.RenderMarkdown(it.Latest.README)
-	if err != nil {
-		return err
-	}
 	p := web.ExtensionPage{Meta: s.meta(it.Name(), it.Description(), "/extensions/"+it.ID), Card: s.cardOf(it),
 		TriggerTypes: m.TriggerTypes, Runtime: m.Runtime, ProtocolVersion: m.ProtocolVersion, LaunchCommand: launchCommand(m.Launch.Type, m.Launch.Package, m.Launch.Version, m.Launch.Command, m.Launch.Args),
-		READMEHTML: readme, Versions: s.versionRows(rels), Deprecated: deprecationOf(it),
+		READMEHTML: web.StoredREADME(it.Latest.READMEHTML), Versions: s.versionRows(rels, it.Latest), Deprecated: deprecationOf(it),
 		Install:      web.NewInstall(s.cfg.PublicURL+"/curupira/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
 		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
@@ -278,11 +271,16 @@ func lastSegment(p string) string {
 	return p[strings.LastIndex(p, "/")+1:]
 }
 
-func (s *Server) versionRows(rels []*store.Release) []web.VersionRow {
-	rows := make([]web.VersionRow, 0, len(rels))
-	for _, r := range rels {
-		rows = append(rows, web.VersionRow{Version: r.Version, CreatedAt: r.CreatedAt.Format("2006-01-02"), Size: r.Size,
-			SHA256: r.SHA256, Yanked: r.Yanked, YankReason: r.YankReason, URL: s.svc.PackageURL(r.PackageID, r.Version)})
+// versionRows lists releases newest version first (version.Compare, the order the index
+// uses) and marks latest, the release the index offers, as Latest.
+func (s *Server) versionRows(rels []*store.Release, latest *store.Release) []web.VersionRow {
+	sorted := slices.Clone(rels)
+	slices.SortStableFunc(sorted, func(a, b *store.Release) int { return version.Compare(b.Version, a.Version) })
+	rows := make([]web.VersionRow, 0, len(sorted))
+	for _, r := range sorted {
+		rows = append(rows, web.VersionRow{Version: r.Version, Latest: latest != nil && r.Version == latest.Version,
+			CreatedAt: r.CreatedAt.Format("2006-01-02"), Size: r.Size, SHA256: r.SHA256, Yanked: r.Yanked,
+			YankReason: r.YankReason, URL: s.svc.PackageURL(r.PackageID, r.Version)})
 	}
 	return rows
 }
@@ -299,8 +297,15 @@ func deprecationOf(it *ingest.Item) *web.Deprecation {
 	return d
 }
 
+// verificationOf shows what was recorded when the latest release was published.
 func verificationOf(it *ingest.Item) web.Verification {
-	v := web.Verification{ChecksumsOK: true}
+	var v web.Verification
+	if f := it.Latest.Facts; f != nil {
+		v.Checksums = web.ChecksumsAbsent
+		if f.Checksums != nil {
+			v.Checksums, v.ChecksumFiles = web.ChecksumsVerified, f.Checksums.Files
+		}
+	}
 	sig := it.Signature
 	if sig == nil {
 		return v

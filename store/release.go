@@ -91,6 +91,26 @@ type Facts struct {
 	READMETruncated bool `json:"readme_truncated,omitempty"`
 }
 
+// SetREADME records a release's README.md with its HTML, rendered by readme.Render, and
+// notes in Facts when it was cut at readme.MaxMarkdown. Publish calls it once; pages show
+// READMEHTML as stored.
+func (r *Release) SetREADME(markdown []byte) error {
+	r.README, r.READMEHTML = markdown, nil
+	if r.Facts == nil {
+		r.Facts = &Facts{}
+	}
+	r.Facts.READMETruncated = false
+	if markdown == nil {
+		return nil
+	}
+	html, truncated, err := readme.Render(markdown)
+	if err != nil {
+		return fmt.Errorf("store: %s@%s README: %w", r.PackageID, r.Version, err)
+	}
+	r.READMEHTML, r.Facts.READMETruncated = html, truncated
+	return nil
+}
+
 // ChecksumFacts describe a verified checksums.txt.
 type ChecksumFacts struct {
 	Files int `json:"files"` // files it lists, each verified against its sha256

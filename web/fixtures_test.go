@@ -3,6 +3,7 @@ package web_test
 import (
 	"fmt"
 
+	"github.com/pluginyard/registry/readme"
 	"github.com/pluginyard/registry/web"
 )
 
@@ -74,7 +75,8 @@ func int64p(v int64) *int64 { return &v }
 
 func sampleVerification() web.Verification {
 	return web.Verification{
-		ChecksumsOK:    true,
+		Checksums:      web.ChecksumsVerified,
+		ChecksumFiles:  12,
 		SignatureType:  "sigstore",
 		SAN:            "https://github.com/acme/kandev-stats/.github/workflows/release.yml@refs/tags/v1.2.0",
 		Issuer:         "https://token.actions.githubusercontent.com",
@@ -112,7 +114,8 @@ func samplePlugin() web.PluginPage {
 	versions := sampleVersions(3)
 	versions[0].Yanked = true
 	versions[0].YankReason = "corrupts the cache"
-	readme, err := web.RenderMarkdown([]byte("# Acme Stats\n\nCharts for **Kandev**.\n"))
+	versions[1].Latest = true
+	html, _, err := readme.Render([]byte("# Acme Stats\n\nCharts for **Kandev**.\n"))
 	if err != nil {
 		panic(err)
 	}
@@ -120,7 +123,7 @@ func samplePlugin() web.PluginPage {
 		Meta:         web.Meta{Title: "Acme Stats"},
 		Card:         card,
 		PublisherURL: web.PublisherURL("acme"),
-		READMEHTML:   readme,
+		READMEHTML:   web.StoredREADME(html),
 		Previews: []web.Preview{
 			{URL: "https://example.com/cover.png", Alt: "The stats page with a week of throughput"},
 			{URL: "https://example.com/second.png", Alt: "Per-agent breakdown"},
@@ -152,7 +155,7 @@ func sampleExtension() web.ExtensionPage {
 		LaunchCommand:   "npx -y @acme/curupira-jira@0.3.0",
 		Versions:        sampleVersions(1),
 		Install:         web.NewInstall("https://plugins.example.com/curupira/index.json", "https://plugins.example.com/packages/x/x-0.3.0.tar.gz", fmt.Sprintf("%064x", 9)),
-		Verification:    web.Verification{ChecksumsOK: true},
+		Verification:    web.Verification{Checksums: web.ChecksumsAbsent},
 		RepoURL:         "https://github.com/acme/curupira-jira",
 		License:         "Apache-2.0",
 	}

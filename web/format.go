@@ -181,6 +181,41 @@ func shortSHA(s string) string {
 	return s
 }
 
+// checksumsLabel says what the registry found of checksums.txt when it published the release.
+func checksumsLabel(v Verification) string {
+	switch v.Checksums {
+	case ChecksumsVerified:
+		if v.ChecksumFiles == 1 {
+			return "✓ checksums.txt lists the package's 1 file, and it matches"
+		}
+		return "✓ checksums.txt lists all " + fullCount(v.ChecksumFiles) + " files, and each matches"
+	case ChecksumsAbsent:
+		return "No checksums.txt: the package ships none, so its files were not checked against one"
+	default:
+		return "Not recorded: this release was published before the registry kept what it checked"
+	}
+}
+
+// checksumsState is the data-checksums value: the state, or "not-recorded".
+func checksumsState(s string) string {
+	if s == ChecksumsNotRecorded {
+		return "not-recorded"
+	}
+	return s
+}
+
+// unsignedHint explains an unsigned release from what was checked.
+func unsignedHint(v Verification) string {
+	switch v.Checksums {
+	case ChecksumsVerified:
+		return "This release is not signed: the registry checked its files against checksums.txt, but cannot say who built it."
+	case ChecksumsAbsent:
+		return "This release is not signed and ships no checksums.txt: the registry checked its archive and manifest, but nothing ties its files to their author."
+	default:
+		return "This release is not signed: the registry cannot say who built it."
+	}
+}
+
 func signatureLabel(t string) string {
 	switch t {
 	case "sigstore":
@@ -294,17 +329,6 @@ func countRisky(perms []Permission) int {
 		}
 	}
 	return n
-}
-
-// latestIndex is the row of the newest release that is not yanked (rows are
-// newest first), or -1.
-func latestIndex(rows []VersionRow) int {
-	for i, r := range rows {
-		if !r.Yanked {
-			return i
-		}
-	}
-	return -1
 }
 
 func resultsWordPackages(total int) string {

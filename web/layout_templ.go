@@ -282,7 +282,7 @@ func siteFooter() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<footer class=\"site-footer\"><div class=\"wrap footer-inner\"><nav aria-label=\"Footer\"><ul><li><a href=\"/docs/authors\">Publish a plugin</a></li><li><a href=\"/docs/operators\">Run a registry</a></li><li><a href=\"/index.json\">index.json</a></li><li><a href=\"/curupira/index.json\">Curupira index</a></li><li><a href=\"/api/v1/openapi.json\">API</a></li></ul></nav><p>Every package here was unpacked, checked against its checksums and manifest rules, and any signature verified against the expected signer, before it was listed.</p></div></footer>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<footer class=\"site-footer\"><div class=\"wrap footer-inner\"><nav aria-label=\"Footer\"><ul><li><a href=\"/docs/authors\">Publish a plugin</a></li><li><a href=\"/docs/operators\">Run a registry</a></li><li><a href=\"/index.json\">index.json</a></li><li><a href=\"/curupira/index.json\">Curupira index</a></li><li><a href=\"/api/v1/openapi.json\">API</a></li></ul></nav><p>Every package here was unpacked, checked against its checksums.txt (when it ships one) and manifest rules, and any signature verified against the expected signer, before it was listed.</p></div></footer>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -86,7 +86,9 @@ type Permission struct {
 
 // VersionRow is one release in the versions table.
 type VersionRow struct {
-	Version    string
+	Version string
+	// Latest marks the release the index offers as the package's latest.
+	Latest     bool
 	CreatedAt  string // already formatted by the caller
 	Size       int64
 	SHA256     string
@@ -111,9 +113,21 @@ type Install struct {
 	CurlCheck  string // a one-line command printing the package's sha256
 }
 
-// Verification is what the registry checked about the latest release.
+// Checksums states, as recorded at publish.
+const (
+	// ChecksumsNotRecorded: the release predates the registry recording what it checked.
+	ChecksumsNotRecorded = ""
+	// ChecksumsVerified: checksums.txt listed every other file and each matched.
+	ChecksumsVerified = "verified"
+	// ChecksumsAbsent: the package has no checksums.txt (allowed for extensions).
+	ChecksumsAbsent = "absent"
+)
+
+// Verification is what the registry checked about the latest release, from the facts it
+// recorded when the release was published.
 type Verification struct {
-	ChecksumsOK    bool
+	Checksums      string // ChecksumsVerified, ChecksumsAbsent or ChecksumsNotRecorded
+	ChecksumFiles  int    // files checksums.txt lists (ChecksumsVerified only)
 	SignatureType  string // "sigstore", "ed25519" or "" when unsigned
 	SAN            string
 	Issuer         string
