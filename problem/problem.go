@@ -177,14 +177,23 @@ func (c *Capped) AddAll(l List) {
 	}
 }
 
-// Errorf collects an error-severity problem about file.
+// Errorf collects an error-severity problem about file. Past the cap the message is not
+// even formatted: a problem only counted costs no allocation.
 func (c *Capped) Errorf(rule, file, format string, args ...any) {
-	c.Add(Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: Error})
+	c.addf(Error, rule, file, format, args)
 }
 
-// Warnf collects a warning-severity problem about file.
+// Warnf collects a warning-severity problem about file, as Errorf does.
 func (c *Capped) Warnf(rule, file, format string, args ...any) {
-	c.Add(Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: Warning})
+	c.addf(Warning, rule, file, format, args)
+}
+
+func (c *Capped) addf(s Severity, rule, file, format string, args []any) {
+	if len(c.kept) >= c.max {
+		c.Add(Problem{Rule: rule, Severity: s})
+		return
+	}
+	c.Add(Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...), Severity: s})
 }
 
 // Total is the number of problems collected, listed or not.
