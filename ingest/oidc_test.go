@@ -491,6 +491,11 @@ func TestTrustedPublishingSingleUse(t *testing.T) {
 			delete(c, "jti")
 			return mustSign(t, is.key, "k1", c)
 		}(), []string{"oidc.jti.missing"}, "no jti (token id) claim"},
+		{"jti too long", func() *TrustedPublishing { return newTestTP(st, is, now) }, func() string {
+			c := is.claims(now, helloRepo, "1", "1")
+			c["jti"] = strings.Repeat("j", store.MaxJTILen+1)
+			return mustSign(t, is.key, "k1", c)
+		}(), []string{"oidc.jti.length"}, "its jti claim is 257 bytes, over the 256-byte limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
