@@ -194,3 +194,20 @@ func (w *discardWriter) Write(b []byte) (int, error) {
 	w.n += len(b)
 	return len(b), nil
 }
+
+// TestSupersededIconIsGone: only the icon of the release in force is served; the icon of
+// an older release, no longer in index.json or the pages, is not.
+func TestSupersededIconIsGone(t *testing.T) {
+	e := newEnv(t, "")
+	old, _ := e.publishIcon("acme-hello", "icon.svg", []byte(svgIcon))
+	if r := e.publish(adminToken, "acme-hello-1.1.0.tar.gz", iconPkg(t, "acme-hello", "1.1.0", "icon.png", pngIcon(t, 4))); r.Status != http.StatusCreated {
+		t.Fatalf("publish 1.1.0: %d %s", r.Status, r.Body)
+	}
+	current := strings.TrimPrefix(*e.index().Plugins[0].IconURL, e.srv.URL)
+	if r := e.get(current); r.Status != http.StatusOK || r.Header.Get("Content-Type") != "image/png" {
+		t.Errorf("current icon %s: %d %s", current, r.Status, r.Header.Get("Content-Type"))
+	}
+	if r := e.get(old); r.Status != http.StatusNotFound {
+		t.Errorf("superseded icon %s: %d, want 404", old, r.Status)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/store"
 )
 
@@ -71,26 +72,34 @@ func pathParam(c echo.Context, name string) string {
 	return v
 }
 
-// handleIcon is GET and HEAD /icons/{sha256}.{ext}: the icon of a listed release, under its
-// content address, as the content type sniffed and allow-listed at publish; the extension
-// must be that type's. Any other blob (a package, an unlisted package's icon) is not here.
-// Bytes are streamed from the blob file; SVG is sandboxed so that it can never run script.
+// handleIcon is GET and HEAD /icons/{sha256}.{ext}: the icon of a listed package's
+// release in force (the one index.json and the pages point at), under its content address,
+// as the content type sniffed and allow-listed at publish; the extension must be that
+// type's. Any other blob (a package, an unlisted or superseded icon) is not here. Bytes are
+// streamed from the blob file; SVG is sandboxed so that it can never run script.
 func (s *Server) handleIcon(c echo.Context) error {
 	sha, ext, _ := strings.Cut(c.Param("file"), ".")
-	use, err := s.listedIcon(c, sha)
+	rel := listedIcon(s.svc.Catalog(), sha)
+	if rel == nil {
+		return errf(http.StatusNotFound, "no such icon")
+	}
+	if !slices.Contains(iconExts[rel.IconType], ext) {
+		return errf(http.StatusNotFound, fmt.Sprintf("no such icon: %s is %s, served at /icons/%s.%s", sha, rel.IconType, sha, iconExts[rel.IconType][0]))
+	}
+	size, err := s.svc.Store().BlobSize(c.Request().Context(), sha)
+	if errors.Is(err, store.ErrNotFound) {
+		return s.blobUnusable(c, "icon", sha, rel.PackageID+"@"+rel.Version, fmt.Errorf("no blob row for icon %s: %w", sha, store.ErrBlobMissing))
+	}
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(iconExts[use.Type], ext) {
-		return errf(http.StatusNotFound, fmt.Sprintf("no such icon: %s is %s, served at /icons/%s.%s", sha, use.Type, sha, iconExts[use.Type][0]))
-	}
-	f, err := s.svc.Store().Blobs.OpenVerified(sha, use.Size)
+	f, err := s.svc.Store().Blobs.OpenVerified(sha, size)
 	if err != nil {
-		return s.blobUnusable(c, "icon", sha, use.PackageID+"@"+use.Version, err)
+		return s.blobUnusable(c, "icon", sha, rel.PackageID+"@"+rel.Version, err)
 	}
 	defer f.Close()
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, use.Type)
+	h.Set(echo.HeaderContentType, rel.IconType)
 	h.Set("ETag", `"`+sha+`"`)
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -100,23 +109,18 @@ func (s *Server) handleIcon(c echo.Context) error {
 	return nil
 }
 
-// listedIcon finds a release of a listed package whose icon is sha, with an allow-listed
-// type; anything else is a 404.
-func (s *Server) listedIcon(c echo.Context, sha string) (*store.IconUse, error) {
+// listedIcon returns the listed release in force whose icon is sha, with an allow-listed
+// type, or nil. It looks in memory only: no request for an unknown sha reaches the database.
+func listedIcon(cat *ingest.Catalog, sha string) *store.Release {
 	if len(sha) != 64 {
-		return nil, errf(http.StatusNotFound, "no such icon")
+		return nil
 	}
-	uses, err := s.svc.Store().IconUses(c.Request().Context(), sha)
-	if err != nil {
-		return nil, err
-	}
-	cat := s.svc.Catalog()
-	for i := range uses {
-		if _, listed := cat.Item(uses[i].PackageID); listed && iconExts[uses[i].Type] != nil {
-			return &uses[i], nil
+	for _, it := range cat.Items {
+		if r := it.Latest; r != nil && r.IconSHA256 == sha && iconExts[r.IconType] != nil {
+			return r
 		}
 	}
-	return nil, errf(http.StatusNotFound, "no such icon")
+	return nil
 }
 
 // iconExts maps each content type icons are served as (the publish allow-list) to the URL

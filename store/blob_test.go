@@ -188,25 +188,18 @@ func TestCheckBlobsCleanStore(t *testing.T) {
 	}
 }
 
-func TestIconUsesOnlyIcons(t *testing.T) {
+func TestBlobSize(t *testing.T) {
 	ctx := context.Background()
 	s := MustOpen(t)
-	icon := []byte("\x89PNG\r\n\x1a\n shared icon")
-	a := mustPublished(t, s, "a", "1.0.0", []byte("package a"), icon)
-	mustPublished(t, s, "b", "2.0.0", []byte("package b"), icon)
-	uses, err := s.IconUses(ctx, a.IconSHA256)
-	if err != nil {
-		t.Fatal(err)
+	icon := []byte("\x89PNG\r\n\x1a\n an icon")
+	rel := mustPublished(t, s, "a", "1.0.0", []byte("package a"), icon)
+	for sha, want := range map[string]int64{rel.SHA256: rel.Size, rel.IconSHA256: int64(len(icon))} {
+		if got, err := s.BlobSize(ctx, sha); err != nil || got != want {
+			t.Errorf("BlobSize(%s) = %d, %v; want %d", sha, got, err, want)
+		}
 	}
-	want := []store.IconUse{
-		{PackageID: "b", Version: "2.0.0", Type: "image/png", Ext: "png", Size: int64(len(icon))},
-		{PackageID: "a", Version: "1.0.0", Type: "image/png", Ext: "png", Size: int64(len(icon))},
-	}
-	if diff := cmp.Diff(want, uses); diff != "" {
-		t.Errorf("icon uses (-want +got):\n%s", diff)
-	}
-	if uses, err := s.IconUses(ctx, a.SHA256); err != nil || len(uses) != 0 {
-		t.Errorf("a package's blob is an icon: %+v, %v", uses, err)
+	if _, err := s.BlobSize(ctx, strings.Repeat("0", 64)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown blob: %v, want ErrNotFound", err)
 	}
 }
 
