@@ -120,6 +120,8 @@ func TestRenderBounds(t *testing.T) {
 		{name: "delimiter runs past 32 are text", src: strings.Repeat("*", 40) + "a" + strings.Repeat("*", 40), sel: "em, strong", wantN: 0},
 		{name: "code span openers past 32 backticks are text", src: strings.Repeat("`", 40) + "a" + strings.Repeat("`", 40), sel: "code", wantN: 0},
 		{name: "link destinations past 4 KiB are text", src: "[a](https://e.com/" + strings.Repeat("x", 5000) + ")", sel: "a[title]", wantN: 0, literal: "[a](<a"},
+		{name: "labels past 32 open are text", src: strings.Repeat("[", 40) + `a](https://e.com "t")`, sel: "a[title]", wantN: 1, literal: `<a href="https://e.com" title="t" rel="nofollow noreferrer">[[[[[[[[a</a>`},
+		{name: "links after 64 failed in a block are not looked past", src: strings.Repeat("[x](a b) ", 64) + `[y](https://e.com "t")`, sel: "a[title]", wantN: 0, literal: "[y]("},
 		{name: "tables with more cells than bytes stay paragraphs", src: strings.Repeat("a|", 10) + "\n" + strings.Repeat("-|", 10) + "\n" + strings.Repeat("x\n", 50), sel: "table", wantN: 0},
 	}
 	for _, tt := range tests {
