@@ -44,6 +44,18 @@ func newPublishService(t *testing.T, l *index.List, cfg Config) *Service {
 	return s
 }
 
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func mustStoreB(b *testing.B) *store.Store {
+	b.Helper()
+	st, err := store.Open(context.Background(), b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
 // plugin builds a valid managed plugin package.
 func plugin(t *testing.T, id, version, description string) []byte {
 	t.Helper()
