@@ -254,3 +254,39 @@ func pluginWithIcon(t *testing.T) []byte {
 	}
 	return buf.Bytes()
 }
+
+// cancelOnWrite cancels a context at its first write: the icon spool is the last write
+// before the row is inserted, so the insert fails after both blobs are in place.
+type cancelOnWrite struct {
+	cancel context.CancelFunc
+	w      io.Writer
+}
+
+func (c cancelOnWrite) Write(p []byte) (int, error) {
+	c.cancel()
+	return c.w.Write(p)
+}
+
+// A publish whose row cannot be inserted removes the blobs it put in place.
+func TestFailedInsertLeavesNoOrphanBlob(t *testing.T) {
+	s := newPublishService(t, publishList(), Config{})
+	data := pluginWithIcon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := s.BeginUpload(anAdmin, "acme-hello-1.0.0.tar.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	if _, err := u.ReadFrom(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	s.cfg.WrapWriter = func(w io.Writer) io.Writer { return cancelOnWrite{cancel: cancel, w: w} }
+	if _, err := s.PublishUpload(ctx, u, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the insert's context.Canceled", err)
+	}
+	_ = u.Close()
+	if files := blobFiles(t, s.store); len(files) != 0 {
+		t.Errorf("a failed insert left %v", files)
+	}
+}
