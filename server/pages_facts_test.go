@@ -10,9 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/pack"
 )
 
 func (e *env) page(path string) *goquery.Document {
@@ -152,4 +155,35 @@ func TestVersionsTableFollowsTheIndex(t *testing.T) {
 		t.Fatalf("yank: %d %s", res.Status, res.Body)
 	}
 	check()
+}
+
+// TestPluginPageTruncatedREADME publishes a README over readme.MaxMarkdown: the page shows
+// its start with a note and the release carries the readme.truncated warning.
+func TestPluginPageTruncatedREADME(t *testing.T) {
+	e := newEnv(t, "")
+	long := strings.Repeat("A line of the README.\n", (600<<10)/22)
+	e.mustPublish("acme-hello-1.0.0.tar.gz", pkgWithREADME(t, "acme-hello", "1.0.0", long))
+	doc := e.page("/plugins/acme-hello")
+	if n := doc.Find(`[data-testid="readme"] p.readme-truncated`).Length(); n != 1 {
+		t.Errorf("%d truncation notes in the README section, want 1", n)
+	}
+	if w := doc.Find(`[data-testid="warnings"]`).Text(); !strings.Contains(w, "readme.truncated") {
+		t.Errorf("warnings %q do not include readme.truncated", w)
+	}
+}
+
+// pkgWithREADME is pkg with the given README.md.
+func pkgWithREADME(t *testing.T, id, version, readme string) []byte {
+	t.Helper()
+	manifest := "id: " + id + "\napi_version: 2\nversion: \"" + version + "\"\ndisplay_name: Hello\ndescription: Says hello" +
+		"\nauthor: Acme\ncategories: [tools]\nruntime:\n  type: binary\n  executables:\n    linux-amd64: server/plugin-linux-amd64\n"
+	var buf bytes.Buffer
+	if err := pack.FS(fstest.MapFS{
+		"manifest.yaml":             {Data: []byte(manifest)},
+		"server/plugin-linux-amd64": {Data: []byte("#!/bin/sh\necho hello\n"), Mode: 0o755},
+		"README.md":                 {Data: []byte(readme)},
+	}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

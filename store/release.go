@@ -91,9 +91,13 @@ type Facts struct {
 	READMETruncated bool `json:"readme_truncated,omitempty"`
 }
 
+// RuleREADMETruncated is the warning recorded on a release whose README.md was longer than
+// readme.MaxMarkdown: pages show its start, with a note.
+const RuleREADMETruncated = "readme.truncated"
+
 // SetREADME records a release's README.md with its HTML, rendered by readme.Render, and
-// notes in Facts when it was cut at readme.MaxMarkdown. Publish calls it once; pages show
-// READMEHTML as stored.
+// when it was cut at readme.MaxMarkdown notes so in Facts and adds a RuleREADMETruncated
+// warning. Publish calls it once; pages show READMEHTML as stored.
 func (r *Release) SetREADME(markdown []byte) error {
 	r.README, r.READMEHTML = markdown, nil
 	if r.Facts == nil {
@@ -108,6 +112,11 @@ func (r *Release) SetREADME(markdown []byte) error {
 		return fmt.Errorf("store: %s@%s README: %w", r.PackageID, r.Version, err)
 	}
 	r.READMEHTML, r.Facts.READMETruncated = html, truncated
+	if truncated {
+		r.Warnings = append(r.Warnings, problem.Problem{Rule: RuleREADMETruncated, File: "README.md", Severity: problem.Warning,
+			Message: fmt.Sprintf("README.md is %d bytes; pages show its first %d KiB of Markdown, cut at a line break, with a note; shorten it or move the rest into linked documents",
+				len(markdown), readme.MaxMarkdown>>10)})
+	}
 	return nil
 }
 
