@@ -82,3 +82,29 @@ func BenchmarkParseUnknownKeys(b *testing.B) {
 		})
 	}
 }
+
+// TestLimitsAreDocumented ties docs/limits.md to the limit tables: every field and list has
+// a row naming its path, its limit and its unit.
+func TestLimitsAreDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../docs/limits.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	for _, l := range extension.FieldLimits() {
+		unit := "bytes"
+		if l.Runes {
+			unit = "characters"
+		}
+		row := fmt.Sprintf("| `%s` | %d %s |", l.Path, l.Max, unit)
+		if !strings.Contains(doc, "\n"+row) {
+			t.Errorf("docs/limits.md has no row %q", row)
+		}
+	}
+	for _, l := range extension.CountLimits() {
+		row := fmt.Sprintf("| `%s` | %d entries |", l.Path, l.Max)
+		if !strings.Contains(doc, "\n"+row) {
+			t.Errorf("docs/limits.md has no row %q", row)
+		}
+	}
+}

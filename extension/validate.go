@@ -47,39 +47,47 @@ func (m *Manifest) Validate() problem.List {
 	return l
 }
 
-// fieldLimit is the length and character rule of one field that reaches the Curupira index,
-// the API or the pages (docs/limits.md lists them). own names the rule that already bounds
+// FieldLimit is the length and character rule of one field that reaches the Curupira index,
+// the API or the pages (docs/limits.md lists them). Own names the rule that already bounds
 // the field's length and characters (a grammar), in which case only the table documents it.
-type fieldLimit struct {
-	path  string
-	max   int
-	runes bool // max counts characters, else bytes
-	multi bool // newlines and tabs allowed
-	own   string
+type FieldLimit struct {
+	Path  string
+	Max   int
+	Runes bool // Max counts characters, else bytes
+	Multi bool // newlines and tabs allowed
+	Own   string
 	value func(*Manifest) []string
 }
 
-var fieldLimits = []fieldLimit{
-	{path: "name", max: 214, own: "extension.name.format", value: one(func(m *Manifest) string { return m.Name })},
-	{path: "version", max: version.MaxLen, own: "extension.version.semver", value: one(func(m *Manifest) string { return m.Version })},
-	{path: "description", max: 1024, runes: true, multi: true, value: one(func(m *Manifest) string { return m.Description })},
-	{path: "runtime", max: 32, value: one(func(m *Manifest) string { return m.Runtime })},
-	{path: "trigger_types[]", max: 64, own: "extension.trigger_types.format", value: func(m *Manifest) []string { return m.TriggerTypes }},
-	{path: "homepage", max: 2048, value: one(func(m *Manifest) string { return m.Homepage })},
-	{path: "repository", max: 2048, value: one(func(m *Manifest) string { return m.Repository })},
-	{path: "license", max: 128, value: one(func(m *Manifest) string { return m.License })},
-	{path: "launch.package", max: 214, value: one(func(m *Manifest) string { return m.Launch.Package })},
-	{path: "launch.version", max: version.MaxLen, value: one(func(m *Manifest) string { return m.Launch.Version })},
-	{path: "launch.command", max: 256, value: one(func(m *Manifest) string { return m.Launch.Command })},
-	{path: "launch.args[]", max: 256, value: func(m *Manifest) []string { return m.Launch.Args }},
+// CountLimit bounds the entries of a list that reaches the Curupira index.
+type CountLimit struct {
+	Path  string
+	Max   int
+	count func(*Manifest) int
 }
 
-// countLimits bound the lists that reach the Curupira index.
-var countLimits = []struct {
-	path  string
-	max   int
-	count func(*Manifest) int
-}{
+// FieldLimits returns the limits of every field that reaches a shared document.
+func FieldLimits() []FieldLimit { return fieldLimits }
+
+// CountLimits returns the limits of the lists that reach a shared document.
+func CountLimits() []CountLimit { return countLimits }
+
+var fieldLimits = []FieldLimit{
+	{Path: "name", Max: 214, Own: "extension.name.format", value: one(func(m *Manifest) string { return m.Name })},
+	{Path: "version", Max: version.MaxLen, Own: "extension.version.semver", value: one(func(m *Manifest) string { return m.Version })},
+	{Path: "description", Max: 1024, Runes: true, Multi: true, value: one(func(m *Manifest) string { return m.Description })},
+	{Path: "runtime", Max: 32, value: one(func(m *Manifest) string { return m.Runtime })},
+	{Path: "trigger_types[]", Max: 64, Own: "extension.trigger_types.format", value: func(m *Manifest) []string { return m.TriggerTypes }},
+	{Path: "homepage", Max: 2048, value: one(func(m *Manifest) string { return m.Homepage })},
+	{Path: "repository", Max: 2048, value: one(func(m *Manifest) string { return m.Repository })},
+	{Path: "license", Max: 128, value: one(func(m *Manifest) string { return m.License })},
+	{Path: "launch.package", Max: 214, value: one(func(m *Manifest) string { return m.Launch.Package })},
+	{Path: "launch.version", Max: version.MaxLen, value: one(func(m *Manifest) string { return m.Launch.Version })},
+	{Path: "launch.command", Max: 256, value: one(func(m *Manifest) string { return m.Launch.Command })},
+	{Path: "launch.args[]", Max: 256, value: func(m *Manifest) []string { return m.Launch.Args }},
+}
+
+var countLimits = []CountLimit{
 	{"trigger_types", 32, func(m *Manifest) int { return len(m.TriggerTypes) }},
 	{"launch.args", 32, func(m *Manifest) int { return len(m.Launch.Args) }},
 }
@@ -96,32 +104,32 @@ func one(get func(*Manifest) string) func(*Manifest) []string {
 // validateFields applies the length, character and count limits.
 func (m *Manifest) validateFields(l *problem.List) {
 	for _, f := range fieldLimits {
-		if f.own != "" {
+		if f.Own != "" {
 			continue
 		}
 		for i, v := range f.value(m) {
-			path := strings.Replace(f.path, "[]", fmt.Sprintf("[%d]", i), 1)
+			path := strings.Replace(f.Path, "[]", fmt.Sprintf("[%d]", i), 1)
 			f.check(l, path, v)
 		}
 	}
 	for _, c := range countLimits {
-		if n := c.count(m); n > c.max {
-			l.Errorf("extension.field.count", c.path, "%s has %d entries; at most %d are allowed; remove some", c.path, n, c.max)
+		if n := c.count(m); n > c.Max {
+			l.Errorf("extension.field.count", c.Path, "%s has %d entries; at most %d are allowed; remove some", c.Path, n, c.Max)
 		}
 	}
 }
 
-func (f fieldLimit) check(l *problem.List, path, v string) {
+func (f FieldLimit) check(l *problem.List, path, v string) {
 	n, unit := len(v), "bytes"
-	if f.runes {
+	if f.Runes {
 		n, unit = utf8.RuneCountInString(v), "characters"
 	}
-	if n > f.max {
-		l.Errorf("extension.field.length", path, "%s is %d %s long; at most %d %s are allowed; shorten it", path, n, unit, f.max, unit)
+	if n > f.Max {
+		l.Errorf("extension.field.length", path, "%s is %d %s long; at most %d %s are allowed; shorten it", path, n, unit, f.Max, unit)
 	}
-	if msg := manifest.TextProblem(v, f.multi); msg != "" {
+	if msg := manifest.TextProblem(v, f.Multi); msg != "" {
 		allowed := "no control characters (newlines included), bidirectional controls or invisible format characters"
-		if f.multi {
+		if f.Multi {
 			allowed = "no control characters other than newline and tab, no bidirectional controls or invisible format characters"
 		}
 		l.Errorf("extension.field.characters", path, "%s holds %s; %s are allowed; remove them", path, msg, allowed)

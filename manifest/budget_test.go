@@ -33,15 +33,16 @@ func TestBudgetRefusesExpansionBeforeDecoding(t *testing.T) {
 		name string
 		yaml []byte
 		rule string
+		msg  string // what the message must say
 	}{
-		{"1000 keys merged 10^3 times", mergeBomb(1000, 1000), "manifest.yaml.budget"},
-		{"1000 keys merged 10^4 times", mergeBomb(1000, 10_000), "manifest.yaml.budget"},
+		{"1000 keys merged 10^3 times", mergeBomb(1000, 1000), "manifest.yaml.budget", "found 2003012; "},
+		{"1000 keys merged 10^4 times", mergeBomb(1000, 10_000), "manifest.yaml.budget", "at most 200000 YAML nodes after expanding aliases and merge keys, found 20012012"},
 		{"aliases of aliases", []byte("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" +
-			"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e]\n"), "manifest.yaml.budget"},
-		{"alias cycle", []byte("a: &a [*a]\n"), "manifest.yaml.budget"},
-		{"long value aliased", []byte("a: &a " + strings.Repeat("x", 1<<20) + "\nb: [*a, *a, *a]\n"), "manifest.yaml.budget"},
-		{"deep nesting", []byte("a: " + strings.Repeat("[", 65) + strings.Repeat("]", 65) + "\n"), "manifest.yaml.depth"},
-		{"second document", []byte("id: a\n---\nid: b\n"), "manifest.yaml.documents"},
+			"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e]\n"), "manifest.yaml.budget", "YAML nodes"},
+		{"alias cycle", []byte("a: &a [*a]\n"), "manifest.yaml.budget", "an alias inside the anchor it names"},
+		{"long value aliased", []byte("a: &a " + strings.Repeat("x", 1<<20) + "\nb: [*a, *a, *a]\n"), "manifest.yaml.budget", "at most 2097152 bytes of YAML values"},
+		{"deep nesting", []byte("a: " + strings.Repeat("[", 65) + strings.Repeat("]", 65) + "\n"), "manifest.yaml.depth", "at most 64 levels"},
+		{"second document", []byte("id: a\n---\nid: b\n"), "manifest.yaml.documents", "line 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,6 +52,9 @@ func TestBudgetRefusesExpansionBeforeDecoding(t *testing.T) {
 			}
 			if diff := cmp.Diff([]string{tt.rule}, probs.Rules()); diff != "" {
 				t.Errorf("rules (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(probs[0].Message, tt.msg) {
+				t.Errorf("message %q does not say %q", probs[0].Message, tt.msg)
 			}
 			if n := len(probs[0].Message); n > 400 {
 				t.Errorf("message is %d bytes, want a short one", n)
@@ -151,33 +155,46 @@ func TestFreeFormBlocksDecodeAsYAMLv3(t *testing.T) {
 			Capabilities  map[string]any `yaml:"capabilities"`
 		} `yaml:"executor_providers"`
 	}
-	compared := 0
+	inline := map[string][]byte{
+		"non-string keys":                  []byte("config_schema:\n  type: object\n  codes: {1: one, true: yes, 2.5: half, ~: none}\n  nested: {a: [{3: c}]}\n"),
+		"merge into a free-form block":     []byte("base: &b {x: 1, y: [a]}\nconfig_schema: {<<: *b, y: [b], z: null}\n"),
+		"scalars as yaml.v3 resolves them": []byte("config_schema: {a: 0x1f, b: 1e3, c: .inf, d: 2001-12-14, e: !!str 12, f: '', g: ~}\n"),
+	}
+	var sources []string
 	for _, dir := range []string{corpusDir, validDir, invalidDir} {
-		for _, path := range glob(t, dir+"/*.yaml") {
-			data := mustRead(t, path)
-			var want blocks
-			if yaml.Unmarshal(data, &want) != nil {
-				continue
-			}
-			m, _ := manifest.Parse(data)
-			if m == nil {
-				continue
-			}
-			got := blocks{ConfigSchema: m.ConfigSchema}
-			for _, at := range m.AgentTools {
-				got.AgentTools = append(got.AgentTools, tool{at.InputSchema, at.OutputSchema})
-			}
-			for _, ep := range m.ExecutorProviders {
-				got.ExecutorProviders = append(got.ExecutorProviders, struct {
-					ProfileSchema map[string]any `yaml:"profile_schema"`
-					Capabilities  map[string]any `yaml:"capabilities"`
-				}{ep.ProfileSchema, ep.Capabilities})
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("%s (-yaml.v3 +manifest):\n%s", path, diff)
-			}
-			compared++
+		sources = append(sources, glob(t, dir+"/*.yaml")...)
+	}
+	for name := range inline {
+		sources = append(sources, name)
+	}
+	compared := 0
+	for _, path := range sources {
+		data, ok := inline[path]
+		if !ok {
+			data = mustRead(t, path)
 		}
+		var want blocks
+		if yaml.Unmarshal(data, &want) != nil {
+			continue
+		}
+		m, _ := manifest.Parse(data)
+		if m == nil {
+			continue
+		}
+		got := blocks{ConfigSchema: m.ConfigSchema}
+		for _, at := range m.AgentTools {
+			got.AgentTools = append(got.AgentTools, tool{at.InputSchema, at.OutputSchema})
+		}
+		for _, ep := range m.ExecutorProviders {
+			got.ExecutorProviders = append(got.ExecutorProviders, struct {
+				ProfileSchema map[string]any `yaml:"profile_schema"`
+				Capabilities  map[string]any `yaml:"capabilities"`
+			}{ep.ProfileSchema, ep.Capabilities})
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-yaml.v3 +manifest):\n%s", path, diff)
+		}
+		compared++
 	}
 	if compared < 50 {
 		t.Errorf("compared only %d manifests", compared)

@@ -127,3 +127,22 @@ func TestLimitsAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+func TestRequiredMessagesListFewNames(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("config_schema:\n  type: object\n  properties:\n")
+	for i := range 25 {
+		fmt.Fprintf(&b, "    p%02d: {type: string}\n", i)
+	}
+	b.WriteString("  required: [missing]\n")
+	m, _ := manifest.Parse([]byte(b.String()))
+	var got []string
+	for _, p := range m.Validate(nil) {
+		if p.Rule == "manifest.config_schema.required" {
+			got = append(got, p.Message)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "[p00 p01 p02 p03 p04 p05 p06 p07 p08 p09] and 15 more") {
+		t.Errorf("want one warning naming 10 of the 25 properties, got %q", got)
+	}
+}
