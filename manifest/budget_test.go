@@ -218,3 +218,19 @@ func BenchmarkMergeBomb(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseFlatList parses the densest manifests without aliases, one-character list
+// items, up to the 1 MiB manifest limit: building the node tree is yaml.v3's linear cost
+// (the budget refuses the larger ones after it), so ns/op and B/op grow with the size.
+func BenchmarkParseFlatList(b *testing.B) {
+	for _, items := range []int{125_000, 250_000, 500_000} {
+		data := []byte("a: [" + strings.Repeat("1,", items) + "1]\n")
+		b.Run(fmt.Sprintf("bytes=%d", len(data)), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				manifest.Parse(data)
+			}
+		})
+	}
+}
