@@ -92,6 +92,8 @@ func TestTextProblem(t *testing.T) {
 		{"soft\u00adhyphen", false, "U+00AD"},
 		{"sep\u2028", true, "U+2028 (a line or paragraph separator)"},
 		{"bad\xffutf8", false, "invalid UTF-8 at character 4"},
+		{"replacement \ufffd is a glyph", false, ""},
+		{"two\x00nul\x00", true, "U+0000 (a control character) at character 4 (2 forbidden characters in all)"},
 	}
 	for _, tt := range tests {
 		got := manifest.TextProblem(tt.s, tt.multiline)

@@ -10,20 +10,22 @@ import (
 // returns "" when there are none: C0 and C1 control characters and DEL (multiline allows
 // only newline and tab among them), Unicode format characters (category Cf: bidirectional
 // embeddings, overrides, isolates and marks, zero-width spaces, the BOM, soft hyphens, tag
-// characters), the line and paragraph separators, and invalid UTF-8. Zero-width joiner and
-// non-joiner are allowed: Persian, Indic scripts and emoji sequences need them. The
-// description quotes the first offending character with %U, never raw, so the message is
-// safe to print anywhere. Curupira extensions use the same rule.
+// characters), the line and paragraph separators, and invalid UTF-8 (a real U+FFFD is
+// fine). Zero-width joiner and non-joiner are allowed: Persian, Indic scripts and emoji
+// sequences need them. The description quotes the first offending character with %U, never
+// raw, so the message is safe to print anywhere. Curupira extensions use the same rule.
 func TextProblem(s string, multiline bool) string {
-	first, where, n := rune(0), 0, 0
-	for i, r := range []rune(s) {
-		if !forbiddenRune(r, multiline) {
-			continue
+	first, where, n, invalid := rune(0), 0, 0, false
+	for i, count := 0, 1; i < len(s); count++ {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		bad := r == utf8.RuneError && size == 1
+		if bad || forbiddenRune(r, multiline) {
+			if n == 0 {
+				first, where, invalid = r, count, bad
+			}
+			n++
 		}
-		if n == 0 {
-			first, where = r, i+1
-		}
-		n++
+		i += size
 	}
 	if n == 0 {
 		return ""
@@ -32,7 +34,7 @@ func TextProblem(s string, multiline bool) string {
 	if n > 1 {
 		total = fmt.Sprintf("%d forbidden characters in all", n)
 	}
-	if first == utf8.RuneError && !utf8.ValidString(s) {
+	if invalid {
 		return fmt.Sprintf("invalid UTF-8 at character %d (%s)", where, total)
 	}
 	return fmt.Sprintf("%U (%s) at character %d (%s)", first, runeClass(first), where, total)
@@ -46,7 +48,7 @@ func forbiddenRune(r rune, multiline bool) bool {
 		return true
 	case r == 0x200c || r == 0x200d:
 		return false
-	case r == 0x2028 || r == 0x2029 || r == utf8.RuneError:
+	case r == 0x2028 || r == 0x2029:
 		return true
 	}
 	return unicode.Is(unicode.Cf, r)
@@ -60,8 +62,6 @@ func runeClass(r rune) string {
 		return "a control character"
 	case r == 0x2028 || r == 0x2029:
 		return "a line or paragraph separator"
-	case r == utf8.RuneError:
-		return "the replacement character"
 	}
 	return "an invisible format character"
 }
