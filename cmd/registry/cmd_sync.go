@@ -91,7 +91,7 @@ func openService(ctx context.Context, cfg Config, log *slog.Logger) (svc *ingest
 // newSyncer is the pull sync of cfg: its GitHub API base and token, a User-Agent naming
 // this registry.
 func newSyncer(cfg Config, svc *ingest.Service, log *slog.Logger, progress func(pull.Result)) (*pull.Syncer, error) {
-	s, err := pull.New(svc, pull.Config{Progress: progress, Client: pull.ClientConfig{API: cfg.GitHubAPI, Token: cfg.GitHubToken,
+	s, err := pull.New(svc, pull.Config{Progress: progress, Client: pull.ClientConfig{API: cfg.GitHubAPI, Token: cfg.GitHubToken, DownloadHosts: cfg.SyncDownloadHosts,
 		UserAgent: "pluginyard-registry-sync (+" + cfg.PublicURL + ")"}}, log)
 	if err != nil {
 		return nil, fmt.Errorf("--github-api: %w", err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pluginyard/registry/pull"
 	"github.com/pluginyard/registry/server"
 )
 
@@ -37,6 +38,9 @@ type Config struct {
 	GitHubAPI    string
 	GitHubToken  string
 	SyncInterval time.Duration
+	// SyncDownloadHosts are the only hosts sync downloads release assets from (after every
+	// redirect too); empty means the GitHub API host and GitHub's release-asset hosts.
+	SyncDownloadHosts []string
 
 	LogFormat string
 
@@ -81,6 +85,8 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.str(&cfg.OIDCAudience, "oidc-audience", "REGISTRY_OIDC_AUDIENCE", "", "OIDC audience; default the public URL")
 	b.url(&cfg.GitHubAPI, "github-api", "REGISTRY_GITHUB_API", "https://api.github.com", "https://api.github.com", "", "GitHub API base for pull sync")
 	b.duration(&cfg.SyncInterval, "sync-interval", "REGISTRY_SYNC_INTERVAL", 15*time.Minute, "pull sync interval; 0 disables")
+	b.hosts(&cfg.SyncDownloadHosts, "sync-download-hosts", "REGISTRY_SYNC_DOWNLOAD_HOSTS",
+		"comma-separated hosts (host or host:port) sync may download release assets from; default the GitHub API host, "+strings.Join(pull.DefaultDownloadHosts, ", "))
 	b.enum(&cfg.LogFormat, "log-format", "REGISTRY_LOG_FORMAT", "structured log format", "text", "json")
 	b.int(&cfg.RateAuth, "rate-auth", "REGISTRY_RATE_AUTH", server.DefaultRateAuth, formRate, "OIDC exchanges and failed token attempts per minute per IP; 0 disables")
 	b.int(&cfg.RatePublish, "rate-publish", "REGISTRY_RATE_PUBLISH", server.DefaultRatePublish, formRate, "publishes and other writes per minute per IP and per token; 0 disables")
@@ -289,6 +295,34 @@ func (b *binder) bool(p *bool, name, env, usage string) {
 		default:
 			return errors.New("not true or false")
 		}
+		return nil
+	}}, "", usage)
+}
+
+// hosts declares a comma-separated list of host names or host:port pairs (no scheme, no path).
+func (b *binder) hosts(p *[]string, name, env, usage string) {
+	*p = nil
+	b.declare(&setting{flag: name, env: env, form: "comma-separated host names such as objects.githubusercontent.com,mirror.example.com:8443", parse: func(v string) error {
+		var out []string
+		for _, h := range strings.Split(v, ",") {
+			h = strings.TrimSpace(h)
+			if h == "" {
+				continue
+			}
+			if strings.ContainsAny(h, "/@?#* ") {
+				return fmt.Errorf("%q is not a host name", h)
+			}
+			if host, port, err := net.SplitHostPort(h); err == nil {
+				if n, perr := strconv.Atoi(port); host == "" || perr != nil || n < 1 || n > 65535 {
+					return fmt.Errorf("%q is not host:port", h)
+				}
+			}
+			out = append(out, strings.ToLower(h))
+		}
+		if len(out) == 0 {
+			return errors.New("no host")
+		}
+		*p = out
 		return nil
 	}}, "", usage)
 }

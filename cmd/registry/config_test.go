@@ -51,6 +51,10 @@ func TestServeRefusesMalformedSettings(t *testing.T) {
 			want: []string{`--github-api "ftp://api.example.com" (REGISTRY_GITHUB_API): expected an absolute http(s) URL`}},
 		{name: "URL or off", args: []string{"--oidc-issuer", "of"},
 			want: []string{`--oidc-issuer "of" (REGISTRY_OIDC_ISSUER): expected an absolute http(s) URL such as https://token.actions.githubusercontent.com, or off`}},
+		{name: "host list from env", env: map[string]string{"REGISTRY_SYNC_DOWNLOAD_HOSTS": "https://evil.example/x"},
+			want: []string{`REGISTRY_SYNC_DOWNLOAD_HOSTS="https://evil.example/x" (--sync-download-hosts): expected comma-separated host names`}},
+		{name: "host list with a bad port", args: []string{"--sync-download-hosts", "github.com,mirror:99999"},
+			want: []string{`--sync-download-hosts "github.com,mirror:99999" (REGISTRY_SYNC_DOWNLOAD_HOSTS): expected comma-separated host names`}},
 		{name: "enum from env", env: map[string]string{"REGISTRY_LOG_FORMAT": "JSON"},
 			want: []string{`REGISTRY_LOG_FORMAT="JSON" (--log-format): expected text or json`}},
 		{name: "enum from flag", args: []string{"--log-format", "yaml"},
@@ -102,8 +106,10 @@ func TestServeSettingsParse(t *testing.T) {
 	}{
 		{"defaults", nil, nil, def},
 		{"environment", nil, map[string]string{"REGISTRY_MAX_BODY": "2097152", "REGISTRY_SYNC_INTERVAL": "0", "REGISTRY_DEMO": "true",
-			"REGISTRY_LOG_FORMAT": "json", "REGISTRY_RATE_AUTH": "0", "REGISTRY_OIDC_ISSUER": "off", "REGISTRY_PUBLIC_URL": "https://p.example.com/"},
+			"REGISTRY_LOG_FORMAT": "json", "REGISTRY_RATE_AUTH": "0", "REGISTRY_OIDC_ISSUER": "off", "REGISTRY_PUBLIC_URL": "https://p.example.com/",
+			"REGISTRY_SYNC_DOWNLOAD_HOSTS": "GitHub.com, mirror.example.com:8443"},
 			with(func(c *Config) {
+				c.SyncDownloadHosts = []string{"github.com", "mirror.example.com:8443"}
 				c.MaxBodyBytes, c.SyncInterval, c.Demo, c.LogFormat, c.RateAuth, c.OIDCIssuer = 2<<20, 0, true, "json", 0, "off"
 				c.PublicURL, c.OIDCAudience = "https://p.example.com", "https://p.example.com"
 			})},
