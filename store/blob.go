@@ -54,13 +54,21 @@ func (b *Blobs) Adopt(path, sha string) error {
 		return err
 	}
 	dst := b.Path(sha)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+	shard := filepath.Dir(dst)
+	_, statErr := os.Stat(shard)
+	if err := os.MkdirAll(shard, 0o750); err != nil {
 		return fmt.Errorf("store: adopt %s: %w", sha, err)
+	}
+	if os.IsNotExist(statErr) {
+		// A new shard folder is durable only once its parent's entry for it is.
+		if err := syncDir(b.dir); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(path, dst); err != nil {
 		return fmt.Errorf("store: adopt %s: %w", sha, err)
 	}
-	return syncDir(filepath.Dir(dst))
+	return syncDir(shard)
 }
 
 // Put writes data as a blob and returns its sha256.
