@@ -4,11 +4,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -69,11 +73,26 @@ func manifestYAML(id, version, extra string) string {
 }
 
 // withManifest builds a package around a manifest text, with the launcher and a README.
+// checksums.txt is added last, listing every other regular file, so that only the attack
+// under test can be wrong.
 func withManifest(t *testing.T, manifest string, more ...tarEntry) []byte {
 	t.Helper()
 	entries := []tarEntry{regular("manifest.yaml", manifest), executable("server/plugin-linux-amd64", "#!/bin/sh\necho hello\n"),
 		regular("README.md", "# Hello\n")}
-	return buildPackage(t, append(entries, more...), nil)
+	return buildPackage(t, withChecksums(append(entries, more...)), nil)
+}
+
+// withChecksums appends a checksums.txt over the regular files of entries.
+func withChecksums(entries []tarEntry) []tarEntry {
+	var lines []string
+	for _, e := range entries {
+		if e.hdr.Typeflag == tar.TypeReg {
+			sum := sha256.Sum256([]byte(e.body))
+			lines = append(lines, hex.EncodeToString(sum[:])+"  "+e.hdr.Name)
+		}
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i][66:] < lines[j][66:] })
+	return append(entries, regular("checksums.txt", strings.Join(lines, "\n")+"\n"))
 }
 
 // hostileCase is one attack: a request and what the registry must answer.
@@ -86,12 +105,16 @@ type hostileCase struct {
 	rule   string // the rule id the refusal must carry ("" for refusals without problems)
 	// maxBody bounds the response size (the problem list is capped).
 	maxBody int
+	// says is a text the refusal must contain (e.g. the suggested fix), when set.
+	says string
 }
 
 // runHostile publishes each case into a registry that already holds acme-other@1.0.0, and
 // checks that the refusal stored nothing and harmed no one else.
-func runHostile(t *testing.T, cases []hostileCase) {
-	e := newEnv(t, "")
+func runHostile(t *testing.T, cases []hostileCase) { runHostileIn(t, newEnv(t, ""), cases) }
+
+// runHostileIn is runHostile on a registry the caller configured.
+func runHostileIn(t *testing.T, e *env, cases []hostileCase) {
 	if r := e.publish(adminToken, "acme-other-1.0.0.tar.gz", pkg(t, "acme-other", "1.0.0", "the bystander")); r.Status != http.StatusCreated {
 		t.Fatalf("baseline publish: %d %s", r.Status, r.Body)
 	}
@@ -99,8 +122,11 @@ func runHostile(t *testing.T, cases []hostileCase) {
 		t.Run(tc.name, func(t *testing.T) {
 			blobs := blobCount(t, e)
 			token, file := tc.token, tc.file
-			if token == "" {
+			switch token {
+			case "":
 				token = adminToken
+			case "stranger": // a publisher token whose publisher does not own acme-hello
+				token = e.token("someone-else")
 			}
 			if file == "" {
 				file = "acme-hello-1.0.0.tar.gz"
@@ -111,6 +137,9 @@ func runHostile(t *testing.T, cases []hostileCase) {
 			}
 			if tc.rule != "" && !hasRule(t, r, tc.rule) {
 				t.Errorf("refusal lacks rule %s: %.600s", tc.rule, r.Body)
+			}
+			if tc.says != "" && !strings.Contains(string(r.Body), tc.says) {
+				t.Errorf("refusal does not say %s: %.600s", tc.says, r.Body)
 			}
 			limit := tc.maxBody
 			if limit == 0 {
@@ -170,6 +199,19 @@ func blobCount(t *testing.T, e *env) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func gunzip(t *testing.T, data []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // rawPublish posts a hand-made multipart body.

@@ -166,7 +166,9 @@ func loadList(path string) (*index.List, error) {
 		for _, p := range probs.Errors() {
 			fmt.Fprintf(&b, "\n  %s", p)
 		}
-		return nil, fmt.Errorf("--plugins %s: %d problem(s); run `registry lint %s` for details:%s", path, len(probs.Errors()), path, b.String())
+		// A refusal, so that POST /api/v1/admin/reload answers 422 with every rule id.
+		return nil, &ingest.Refusal{Kind: ingest.ErrInvalid, Problems: probs.Errors(),
+			Message: fmt.Sprintf("--plugins %s: %d problem(s); run `registry lint %s` for details:%s", path, len(probs.Errors()), path, b.String())}
 	}
 	return l, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,6 +40,19 @@ func adminPost(t *testing.T, addr, path string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+func adminPostBody(t *testing.T, addr, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, nil)
+	req.Header.Set("Authorization", "Bearer admin-secret")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
 }
 
 // TestReloadKeepsPreviousListOnError: a broken plugins.yaml never empties the catalog;
@@ -90,6 +104,20 @@ func TestReloadKeepsPreviousListOnError(t *testing.T) {
 	res.Body.Close()
 	if !strings.Contains(ready.Checks["plugins_yaml_reload"], "previous list in force") {
 		t.Errorf("readyz does not report the failed reload: %v", ready.Checks)
+	}
+	// Two entries that share a download URL: refused with the rule id, the list in force stays.
+	colliding := string(orig) + "\n  - name: \"@pr/insights\"\n    repo: acme/curupira-pr-insights\n    owners: [acme]\n"
+	if !strings.Contains(string(orig), "extensions:") {
+		colliding = string(orig) + "extensions:\n  - name: \"@pr/insights\"\n    repo: acme/curupira-pr-insights\n    owners: [acme]\n"
+	}
+	if err := os.WriteFile(list, []byte(colliding), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, body := adminPostBody(t, addr, "/api/v1/admin/reload"); st != http.StatusUnprocessableEntity || !strings.Contains(body, `"rule":"registry.file_id.collision"`) {
+		t.Errorf("reload of a list with a file-id collision: %d %s, want 422 with registry.file_id.collision", st, body)
+	}
+	if got := indexIDs(t, addr); strings.Join(got, ",") != strings.Join(before, ",") {
+		t.Errorf("catalog changed after a refused reload: %v", got)
 	}
 	// Delist pr-insights: it leaves the index, its package stays downloadable.
 	delisted := strings.Replace(string(orig), "  - id: pr-insights\n", "  - id: pr-insights-gone\n", 1)
