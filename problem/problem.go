@@ -27,6 +27,9 @@ type Problem struct {
 	File     string   `json:"file,omitempty"`
 	Message  string   `json:"message"`
 	Severity Severity `json:"severity"`
+	// DocURL links the rule's entry in the reference (…/docs/reference/<section>#<rule>);
+	// it is filled where problems are shown (WithDocs), not where they are found.
+	DocURL string `json:"doc_url,omitempty"`
 }
 
 // String renders a problem on one line for logs and CLI output.
@@ -64,6 +67,22 @@ func (l List) InFile(file string) List {
 	for i, p := range l {
 		if p.File == "" {
 			p.File = file
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// WithDocs returns a copy of l with DocURL set on every problem to link(p.Rule); a problem
+// whose rule link does not know keeps its DocURL.
+func (l List) WithDocs(link func(rule string) string) List {
+	if l == nil {
+		return nil
+	}
+	out := make(List, len(l))
+	for i, p := range l {
+		if u := link(p.Rule); u != "" {
+			p.DocURL = u
 		}
 		out[i] = p
 	}

@@ -88,3 +88,29 @@ func TestCappedClipsLongFields(t *testing.T) {
 		}
 	}
 }
+
+// TestWithDocsLinksKnownRules: every problem whose rule the linker knows gets its link, the
+// others keep theirs, and the original list is not changed.
+func TestWithDocsLinksKnownRules(t *testing.T) {
+	in := problem.List{
+		{Rule: "manifest.id.pattern", Severity: problem.Error},
+		{Rule: "made.up", Severity: problem.Warning, DocURL: "kept"},
+	}
+	link := func(rule string) string {
+		if rule == "manifest.id.pattern" {
+			return "/docs/reference/kandev-manifest#manifest.id.pattern"
+		}
+		return ""
+	}
+	got := in.WithDocs(link)
+	want := problem.List{
+		{Rule: "manifest.id.pattern", Severity: problem.Error, DocURL: "/docs/reference/kandev-manifest#manifest.id.pattern"},
+		{Rule: "made.up", Severity: problem.Warning, DocURL: "kept"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WithDocs (-want +got):\n%s", diff)
+	}
+	if in[0].DocURL != "" {
+		t.Errorf("WithDocs changed its input: %q", in[0].DocURL)
+	}
+}
