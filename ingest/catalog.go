@@ -218,6 +218,7 @@ func (s *Service) install(ctx context.Context, l *index.List, cat *Catalog, docs
 	s.docs.Store(docs)
 	s.refusal.Store(nil)
 	s.keepLastGood(docs)
+	s.previews.request(s.ctx, l) // copies the list's new preview images, in the background
 	return nil
 }
 

@@ -35,6 +35,9 @@ type Config struct {
 	// WrapWriter, when set, wraps the writer of every upload spool and icon blob; tests
 	// inject write failures (a full disk) through it. Nil in production.
 	WrapWriter func(io.Writer) io.Writer
+	// Previews is how the preview images plugins.yaml lists are copied (see PreviewConfig;
+	// the zero value copies none).
+	Previews PreviewConfig
 }
 
 // Actor is who asks: resolved from a token by the caller.
@@ -66,6 +69,7 @@ type Service struct {
 	cache       sync.Map // release id → parsed manifest (releases are immutable)
 
 	downloads *downloadCounter
+	previews  *previewJob
 
 	// ctx is the Service's own context: rebuilds after a committed change and their
 	// retries run on it, not on a request's. Close cancels it.
@@ -92,6 +96,7 @@ func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service 
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.list.Store(l)
 	s.downloads = newDownloadCounter(st, log)
+	s.previews = newPreviewJob(st, cfg.Previews, log)
 	return s
 }
 

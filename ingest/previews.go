@@ -1,0 +1,469 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/manifest"
+	"github.com/pluginyard/registry/store"
+)
+
+// Preview images are copied, not hot-linked: a page that pointed at the author's host would
+// show a broken image offline and in private networks, and would tell that host the address
+// of every visitor. After every rebuild that puts a list in force (start, reload, publish),
+// a background job fetches each preview URL of the list that has no copy yet, once, from an
+// allow-listed host, and keeps its bytes as a blob; pages show the copy (/previews/…) or,
+// until there is one, a placeholder with the alternative text. index.json keeps the URLs of
+// plugins.yaml, which hosts fetch themselves.
+
+// Limits and defaults of preview fetching.
+const (
+	// MaxPreviewSize is the largest preview image the registry copies (2 MiB), counted on
+	// the bytes read, whatever Content-Length says.
+	MaxPreviewSize        = 2 << 20
+	DefaultPreviewTimeout = 20 * time.Second
+	// DefaultPreviewRetry is how long a failed URL waits before a rebuild tries it again.
+	DefaultPreviewRetry = 15 * time.Minute
+	maxPreviewRedirects = 5
+	previewWorkers      = 4
+)
+
+// DefaultPreviewHosts are the hosts previews are fetched from unless configured otherwise:
+// where GitHub serves repository files and images attached to issues and READMEs.
+var DefaultPreviewHosts = []string{"raw.githubusercontent.com", "user-images.githubusercontent.com", "github.com", "objects.githubusercontent.com"}
+
+// PreviewHostsSetting names the setting an operator changes to allow another preview host;
+// refusals cite it.
+const PreviewHostsSetting = "--preview-hosts (REGISTRY_PREVIEW_HOSTS)"
+
+// Rules a preview fetch can fail, recorded with the URL (store.Preview.Rule).
+const (
+	RulePreviewURL      = "preview.url"      // not an absolute https URL without credentials
+	RulePreviewHost     = "preview.host"     // the URL's host is not allow-listed: never contacted
+	RulePreviewRedirect = "preview.redirect" // a redirect left the allow-list or https, or looped
+	RulePreviewStatus   = "preview.status"   // the answer was not 200
+	RulePreviewSize     = "preview.size"     // over MaxPreviewSize
+	RulePreviewType     = "preview.type"     // not PNG, JPEG or WebP by its bytes
+	RulePreviewFetch    = "preview.fetch"    // the network failed or timed out
+)
+
+// PreviewConfig is how previews are fetched.
+type PreviewConfig struct {
+	// Hosts are the only hosts previews are fetched from, on the first URL and after every
+	// redirect: "host" matches that host on port 443, "host:port" exactly. Empty: nothing
+	// is fetched and pages show placeholders (copies fetched before are still served), so
+	// tools and tests built on a zero Config never reach the network; `registry serve`
+	// passes DefaultPreviewHosts unless told otherwise.
+	Hosts     []string
+	Transport http.RoundTripper // nil: a clone of http.DefaultTransport
+	Timeout   time.Duration     // per URL, redirects included; 0: DefaultPreviewTimeout
+	MaxSize   int64             // 0: MaxPreviewSize
+	Retry     time.Duration     // 0: DefaultPreviewRetry
+}
+
+// PreviewError is why one preview URL was not copied.
+type PreviewError struct {
+	Rule    string
+	Message string
+}
+
+func (e *PreviewError) Error() string { return e.Rule + ": " + e.Message }
+
+func previewErrorf(rule, format string, args ...any) *PreviewError {
+	return &PreviewError{Rule: rule, Message: fmt.Sprintf(format, args...)}
+}
+
+// previewExts maps each content type a copy may have to its URL extension.
+var previewExts = map[string]string{"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
+
+// PreviewExt is the extension /previews/ serves a copy of this content type under, or "".
+func PreviewExt(contentType string) string { return previewExts[contentType] }
+
+// PreviewPath is where the registry serves its copy: /previews/<sha256>.<ext>.
+func PreviewPath(p *store.Preview) string {
+	return "/previews/" + p.SHA256 + "." + PreviewExt(p.ContentType)
+}
+
+// previewFetcher fetches one image under the configured limits.
+type previewFetcher struct {
+	client  *http.Client
+	hosts   map[string]bool
+	timeout time.Duration
+	max     int64
+}
+
+func newPreviewFetcher(cfg PreviewConfig) *previewFetcher {
+	f := &previewFetcher{hosts: map[string]bool{}, timeout: cfg.Timeout, max: cfg.MaxSize}
+	for _, h := range cfg.Hosts {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			f.hosts[h] = true
+		}
+	}
+	if f.timeout <= 0 {
+		f.timeout = DefaultPreviewTimeout
+	}
+	if f.max <= 0 {
+		f.max = MaxPreviewSize
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	f.client = &http.Client{Transport: tr, CheckRedirect: f.checkRedirect}
+	return f
+}
+
+// checkURL refuses, before any connection, a URL that is not https or whose host is not
+// allow-listed.
+func (f *previewFetcher) checkURL(rule string, u *url.URL) *PreviewError {
+	if u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return previewErrorf(RulePreviewURL, "expected an absolute https URL without credentials, found %s; "+
+			"previews are fetched over https only", u.Redacted())
+	}
+	if !f.allowed(u) {
+		return previewErrorf(rule, "host %q is not on the preview host allow-list %s, so it was not contacted; "+
+			"host the image on one of those, or ask the operator to add the host to %s", u.Host, f.hostList(), PreviewHostsSetting)
+	}
+	return nil
+}
+
+// allowed reports whether u's host is allow-listed: "host:port" as written, or "host" on
+// the default https port.
+func (f *previewFetcher) allowed(u *url.URL) bool {
+	if f.hosts[strings.ToLower(u.Host)] {
+		return true
+	}
+	port := u.Port()
+	return (port == "" || port == "443") && f.hosts[strings.ToLower(u.Hostname())]
+}
+
+func (f *previewFetcher) hostList() string {
+	return "[" + strings.Join(slices.Sorted(maps.Keys(f.hosts)), ", ") + "]"
+}
+
+// checkRedirect holds every redirect hop to the rules of the first URL.
+func (f *previewFetcher) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxPreviewRedirects {
+		return previewErrorf(RulePreviewRedirect, "more than %d redirects (the last to %s); link the image itself", maxPreviewRedirects, req.URL.Redacted())
+	}
+	if err := f.checkURL(RulePreviewRedirect, req.URL); err != nil {
+		err.Rule = RulePreviewRedirect
+		err.Message = "redirect to " + req.URL.Redacted() + " refused: " + err.Message
+		return err
+	}
+	return nil
+}
+
+// fetch returns the bytes of the image at raw and their sniffed content type.
+func (f *previewFetcher) fetch(ctx context.Context, raw string) ([]byte, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, "", previewErrorf(RulePreviewURL, "expected an absolute https URL, found %q: %v", raw, err)
+	}
+	if perr := f.checkURL(RulePreviewHost, u); perr != nil {
+		return nil, "", perr
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, "", previewErrorf(RulePreviewURL, "cannot request %s: %v", u.Redacted(), err)
+	}
+	req.Header.Set("Accept", "image/png, image/jpeg, image/webp")
+	req.Header.Set("User-Agent", "pluginyard-registry-previews")
+	res, err := f.client.Do(req)
+	if err != nil {
+		var perr *PreviewError
+		if errors.As(err, &perr) {
+			return nil, "", perr
+		}
+		return nil, "", previewErrorf(RulePreviewFetch, "GET %s failed (retried after a while): %v", u.Redacted(), err)
+	}
+	defer res.Body.Close()
+	return f.read(res)
+}
+
+// read checks the answer and reads at most max bytes of it.
+func (f *previewFetcher) read(res *http.Response) ([]byte, string, error) {
+	where := res.Request.URL.Redacted()
+	if res.StatusCode != http.StatusOK {
+		return nil, "", previewErrorf(RulePreviewStatus, "GET %s answered %s, expected 200 OK; check that the URL serves the image itself", where, res.Status)
+	}
+	if res.ContentLength > f.max {
+		return nil, "", f.tooLarge(where, res.ContentLength, "announces")
+	}
+	data, err := io.ReadAll(io.LimitReader(res.Body, f.max+1))
+	if err != nil {
+		return nil, "", previewErrorf(RulePreviewFetch, "reading %s failed (retried after a while): %v", where, err)
+	}
+	if int64(len(data)) > f.max {
+		return nil, "", f.tooLarge(where, int64(len(data)), "sent at least")
+	}
+	ct, _ := manifest.ImageType(data)
+	if PreviewExt(ct) == "" {
+		found := ct
+		if found == "" {
+			found = http.DetectContentType(data)
+		}
+		return nil, "", previewErrorf(RulePreviewType, "%s is %s by its bytes, expected a PNG, JPEG or WebP image; convert it to one of those", where, found)
+	}
+	return data, ct, nil
+}
+
+func (f *previewFetcher) tooLarge(where string, n int64, verb string) *PreviewError {
+	return previewErrorf(RulePreviewSize, "%s %s %s, over the %s preview limit; make the image smaller (a 1600x1000 PNG or WebP fits)",
+		where, verb, mebibytes(n), mebibytes(f.max))
+}
+
+// mebibytes writes a size the one way refusals write sizes: "2.0 MiB (2097152 bytes)".
+func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n) }
+
+// previewJob copies the previews of the list in force, one pass at a time on one
+// goroutine; the records it holds are what pages and /previews/ read, never the database.
+type previewJob struct {
+	store *store.Store
+	fetch *previewFetcher // nil when no host is allow-listed
+	retry time.Duration
+	log   *slog.Logger
+	now   func() time.Time
+
+	records atomic.Pointer[map[string]*store.Preview] // by URL; nil until the first pass
+	list    atomic.Pointer[index.List]                // the list the next pass copies
+	wake    chan struct{}
+	start   sync.Once
+
+	mu        sync.Mutex
+	requested uint64        // passes asked for
+	done      uint64        // passes asked for that a finished pass covered
+	idle      chan struct{} // closed (and replaced) when a pass finishes
+}
+
+func newPreviewJob(st *store.Store, cfg PreviewConfig, log *slog.Logger) *previewJob {
+	j := &previewJob{store: st, retry: cfg.Retry, log: log, now: func() time.Time { return time.Now().UTC() },
+		wake: make(chan struct{}, 1), idle: make(chan struct{})}
+	if len(cfg.Hosts) > 0 {
+		j.fetch = newPreviewFetcher(cfg)
+	}
+	if j.retry <= 0 {
+		j.retry = DefaultPreviewRetry
+	}
+	return j
+}
+
+// request asks for a pass over l without waiting for it: a rebuild never blocks on the
+// network. Requests made during a pass coalesce into one more pass.
+func (j *previewJob) request(ctx context.Context, l *index.List) {
+	j.list.Store(l)
+	j.mu.Lock()
+	j.requested++
+	j.mu.Unlock()
+	j.start.Do(func() { go j.run(ctx) })
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (j *previewJob) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-j.wake:
+		}
+		j.mu.Lock()
+		target := j.requested
+		j.mu.Unlock()
+		j.pass(ctx, j.list.Load())
+		j.mu.Lock()
+		j.done = target
+		close(j.idle)
+		j.idle = make(chan struct{})
+		j.mu.Unlock()
+	}
+}
+
+// wait returns once every pass requested before it was called has finished.
+func (j *previewJob) wait(ctx context.Context) error {
+	j.mu.Lock()
+	target := j.requested
+	for j.done < target {
+		idle := j.idle
+		j.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-idle:
+		}
+		j.mu.Lock()
+	}
+	j.mu.Unlock()
+	return nil
+}
+
+// pass loads the records and copies every URL of l that is due, previewWorkers at a time,
+// then logs one line for the whole pass.
+func (j *previewJob) pass(ctx context.Context, l *index.List) {
+	recs, err := j.store.Previews(ctx)
+	if err != nil {
+		j.log.Error("previews: cannot read the records; pages show placeholders", "err", err)
+		return
+	}
+	j.records.Store(&recs)
+	due := j.due(l, recs)
+	if len(due) == 0 {
+		return
+	}
+	var (
+		wg     sync.WaitGroup
+		failed atomic.Int64
+		first  atomic.Pointer[store.Preview]
+		sem    = make(chan struct{}, previewWorkers)
+	)
+	for _, u := range due {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if p := j.copy(ctx, u); p != nil && !p.Fetched() {
+				failed.Add(1)
+				first.CompareAndSwap(nil, p)
+			}
+		}()
+	}
+	wg.Wait()
+	j.summarize(len(due), failed.Load(), first.Load())
+}
+
+func (j *previewJob) summarize(tried int, failed int64, first *store.Preview) {
+	if failed == 0 {
+		j.log.Info(fmt.Sprintf("previews: %d copied", tried))
+		return
+	}
+	j.log.Warn(fmt.Sprintf("previews: %d tried, %d copied, %d failed; pages show placeholders for those, retried after %s",
+		tried, int64(tried)-failed, failed, j.retry), "first_url", first.URL, "rule", first.Rule, "err", first.Error)
+}
+
+// due lists, once each, the preview URLs of l without a copy whose last failure (if any)
+// is older than the retry delay, or was a refused host that the allow-list now has.
+func (j *previewJob) due(l *index.List, recs map[string]*store.Preview) []string {
+	if j.fetch == nil || l == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range l.Plugins {
+		for _, pv := range e.Previews {
+			if seen[pv.URL] {
+				continue
+			}
+			seen[pv.URL] = true
+			if p, ok := recs[pv.URL]; !ok || j.dueAgain(p) {
+				out = append(out, pv.URL)
+			}
+		}
+	}
+	return out
+}
+
+func (j *previewJob) dueAgain(p *store.Preview) bool {
+	if p.Fetched() {
+		return false
+	}
+	if p.Rule == RulePreviewHost {
+		u, err := url.Parse(p.URL)
+		return err == nil && j.fetch.allowed(u)
+	}
+	return j.now().Sub(p.AttemptedAt) >= j.retry
+}
+
+// copy fetches one URL, stores the bytes as a blob and records the outcome; it returns the
+// record (nil when even recording failed).
+func (j *previewJob) copy(ctx context.Context, u string) *store.Preview {
+	p, err := j.copyOne(ctx, u)
+	if err != nil {
+		if ctx.Err() == nil {
+			j.log.Error("previews: cannot record an outcome", "url", u, "err", err)
+		}
+		return nil
+	}
+	j.remember(p)
+	return p
+}
+
+func (j *previewJob) copyOne(ctx context.Context, u string) (*store.Preview, error) {
+	data, ct, err := j.fetch.fetch(ctx, u)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		perr := &PreviewError{Rule: RulePreviewFetch, Message: err.Error()}
+		errors.As(err, &perr)
+		return j.store.RecordPreviewFailed(ctx, u, perr.Rule, perr.Message)
+	}
+	sha, err := j.store.Blobs.Put(data)
+	if err != nil {
+		return nil, err
+	}
+	return j.store.RecordPreviewFetched(ctx, u, sha, ct, int64(len(data)))
+}
+
+// remember puts one record in the map pages read (copy on write: readers never lock).
+func (j *previewJob) remember(p *store.Preview) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	next := map[string]*store.Preview{}
+	if cur := j.records.Load(); cur != nil {
+		maps.Copy(next, *cur)
+	}
+	next[p.URL] = p
+	j.records.Store(&next)
+}
+
+func (j *previewJob) record(u string) (*store.Preview, bool) {
+	recs := j.records.Load()
+	if recs == nil {
+		return nil, false
+	}
+	p, ok := (*recs)[u]
+	return p, ok
+}
+
+// Preview returns what the registry knows of a preview URL: its copy, or why there is none
+// yet. ok is false for a URL never tried.
+func (s *Service) Preview(u string) (p *store.Preview, ok bool) { return s.previews.record(u) }
+
+// ListedPreview returns the copy whose blob is sha when a listed plugin or canvas shows it,
+// or nil: /previews/ serves nothing else. It looks in memory only.
+func (s *Service) ListedPreview(sha string) *store.Preview {
+	if len(sha) != 64 {
+		return nil
+	}
+	for _, it := range s.Catalog().Items {
+		if it.Entry == nil {
+			continue
+		}
+		for _, pv := range it.Entry.Previews {
+			if p, ok := s.previews.record(pv.URL); ok && p.SHA256 == sha {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// WaitPreviews returns once the preview passes requested so far have finished (or ctx
+// ends); tools and tests call it, pages never wait.
+func (s *Service) WaitPreviews(ctx context.Context) error { return s.previews.wait(ctx) }

@@ -1,0 +1,122 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/store"
+)
+
+const previewURL = "https://raw.githubusercontent.com/acme/board/v1/docs/cover.png"
+
+// TestPreviewRecords: failures count attempts and say why; a copy clears the error; once
+// there is a copy, neither a failure nor another copy replaces it (fetched once).
+func TestPreviewRecords(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	first, err := s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nfirst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nsecond"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		do   func() (*store.Preview, error)
+		want store.Preview
+	}{
+		{"failure", func() (*store.Preview, error) {
+			return s.RecordPreviewFailed(ctx, previewURL, "preview.status", "answered 503")
+		},
+			store.Preview{URL: previewURL, Attempts: 1, Rule: "preview.status", Error: "answered 503"}},
+		{"second failure", func() (*store.Preview, error) {
+			return s.RecordPreviewFailed(ctx, previewURL, "preview.fetch", "timeout")
+		},
+			store.Preview{URL: previewURL, Attempts: 2, Rule: "preview.fetch", Error: "timeout"}},
+		{"copy", func() (*store.Preview, error) { return s.RecordPreviewFetched(ctx, previewURL, first, "image/png", 13) },
+			store.Preview{URL: previewURL, SHA256: first, ContentType: "image/png", Size: 13, Attempts: 3}},
+		{"failure after the copy", func() (*store.Preview, error) {
+			return s.RecordPreviewFailed(ctx, previewURL, "preview.fetch", "timeout")
+		},
+			store.Preview{URL: previewURL, SHA256: first, ContentType: "image/png", Size: 13, Attempts: 3}},
+		{"another copy", func() (*store.Preview, error) {
+			return s.RecordPreviewFetched(ctx, previewURL, second, "image/png", 14)
+		},
+			store.Preview{URL: previewURL, SHA256: first, ContentType: "image/png", Size: 13, Attempts: 3}},
+	}
+	for _, st := range steps {
+		got, err := st.do()
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if diff := cmp.Diff(&st.want, got, ignoreTimes); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", st.name, diff)
+		}
+		if got.Fetched() && got.FetchedAt.IsZero() || got.AttemptedAt.IsZero() {
+			t.Errorf("%s: times not recorded: %+v", st.name, got)
+		}
+	}
+	all, err := s.Previews(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || all[previewURL] == nil || all[previewURL].SHA256 != first {
+		t.Errorf("Previews = %+v, want the one copy", all)
+	}
+}
+
+var ignoreTimes = cmp.FilterPath(func(p cmp.Path) bool {
+	n := p.Last().String()
+	return n == ".FetchedAt" || n == ".AttemptedAt"
+}, cmp.Ignore())
+
+// TestPreviewBlobSurvivesGarbageCollection: a copy's blob has its row, so the start-up
+// collection that removes unrecorded blob files keeps it.
+func TestPreviewBlobSurvivesGarbageCollection(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	data := []byte("\x89PNG\r\n\x1a\ncover")
+	sha, err := s.Blobs.Put(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordPreviewFetched(ctx, previewURL, sha, "image/png", int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CollectGarbage(ctx); err != nil || n != 0 {
+		t.Fatalf("CollectGarbage removed %d, %v; want 0", n, err)
+	}
+	if size, err := s.BlobSize(ctx, sha); err != nil || size != int64(len(data)) {
+		t.Errorf("blob row: %d %v", size, err)
+	}
+	if _, err := s.Blobs.ReadAll(sha); err != nil {
+		t.Errorf("blob file gone: %v", err)
+	}
+}
+
+// TestPreviewRecordLimits: the schema refuses a type pages do not serve, and a long error
+// is cut to 1024 bytes on a character boundary.
+func TestPreviewRecordLimits(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	sha, err := s.Blobs.Put([]byte("GIF89a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordPreviewFetched(ctx, previewURL, sha, "image/gif", 6); err == nil {
+		t.Errorf("a GIF copy was recorded; the schema allows PNG, JPEG and WebP only")
+	}
+	p, err := s.RecordPreviewFailed(ctx, previewURL, "preview.fetch", strings.Repeat("é", 600))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Error) > 1024 || len(p.Error) < 1022 || !utf8.ValidString(p.Error) {
+		t.Errorf("error of %d bytes (valid UTF-8: %v), want at most 1024, cut on a character", len(p.Error), utf8.ValidString(p.Error))
+	}
+}
