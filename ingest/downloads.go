@@ -9,34 +9,37 @@ import (
 	"github.com/pluginyard/registry/store"
 )
 
-// downloadCounter batches download counts in memory so that serving a package never waits
-// on a database write.
+// downloadCounter batches download counts in memory, per release and UTC day, so that
+// serving a package never waits on a database write: one flush writes the whole batch in
+// one transaction.
 type downloadCounter struct {
 	mu      sync.Mutex
-	pending map[int64]int64
+	pending map[store.DownloadDay]int64
 	store   *store.Store
 	log     *slog.Logger
+	now     func() time.Time // the day of a download is the day it was counted, not flushed
 }
 
 func newDownloadCounter(st *store.Store, log *slog.Logger) *downloadCounter {
-	return &downloadCounter{pending: map[int64]int64{}, store: st, log: log}
+	return &downloadCounter{pending: map[store.DownloadDay]int64{}, store: st, log: log, now: time.Now}
 }
 
 func (d *downloadCounter) add(id int64) {
+	k := store.DownloadDay{ReleaseID: id, Day: store.DayOf(d.now())}
 	d.mu.Lock()
-	d.pending[id]++
+	d.pending[k]++
 	d.mu.Unlock()
 }
 
 func (d *downloadCounter) flush(ctx context.Context) error {
 	d.mu.Lock()
 	batch := d.pending
-	d.pending = map[int64]int64{}
+	d.pending = map[store.DownloadDay]int64{}
 	d.mu.Unlock()
-	if err := d.store.AddDownloads(ctx, batch); err != nil {
+	if err := d.store.RecordDownloads(ctx, batch); err != nil {
 		d.mu.Lock()
-		for id, n := range batch {
-			d.pending[id] += n
+		for k, n := range batch {
+			d.pending[k] += n
 		}
 		d.mu.Unlock()
 		return err

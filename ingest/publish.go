@@ -315,6 +315,9 @@ func (s *Service) newRelease(c checked, a Actor) (*store.Release, error) {
 	if err := rel.SetREADME(rep.README); err != nil {
 		return nil, err
 	}
+	if err := rel.SetChangelog(rep.Changelog); err != nil {
+		return nil, err
+	}
 	if c.sig != nil {
 		b, err := json.Marshal(c.sig)
 		if err != nil {

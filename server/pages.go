@@ -135,6 +135,11 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	if len(it.Entry.Owners) > 0 {
 		p.PublisherURL = web.PublisherURL(it.Entry.Owners[0])
 	}
+	d, err := s.packageDetails(c, it, p.Versions)
+	if err != nil {
+		return err
+	}
+	p.RunsOn, p.Settings, p.ChangelogHTML, p.Downloads, p.Repo = runsOnOf(it), web.SettingsFor(m.ConfigSchema), d.changelog, d.downloads, d.repo
 	return render(c, http.StatusOK, web.Plugin(p))
 }
 
@@ -160,6 +165,11 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 	if len(it.ExtEntry.Owners) > 0 {
 		p.PublisherURL = web.PublisherURL(it.ExtEntry.Owners[0])
 	}
+	d, err := s.packageDetails(c, it, p.Versions)
+	if err != nil {
+		return err
+	}
+	p.RunsOn, p.ChangelogHTML, p.Downloads, p.Repo = web.LaunchRunsOn(m.Launch.Type), d.changelog, d.downloads, d.repo
 	return render(c, http.StatusOK, web.Extension(p))
 }
 

@@ -53,6 +53,10 @@ type Release struct {
 	// READMEHTML is README rendered by readme.Render at publish (nil: no README). Only
 	// AllReleases loads it; Release and Releases leave it nil.
 	READMEHTML []byte
+	// Changelog is CHANGELOG.md as published; ChangelogHTML is it rendered and NotesHTML
+	// the section whose heading names Version, rendered (SetChangelog, at publish). Reads
+	// leave all three nil: Changelogs and ReleaseNotes load what a page shows.
+	Changelog, ChangelogHTML, NotesHTML []byte
 	// Facts are what the registry verified at publish; nil for releases published before
 	// it recorded them.
 	Facts       *Facts
@@ -197,10 +201,12 @@ func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, aud
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO releases (package_id, version, kind, sha256, size, manifest, readme,
-		readme_html, facts, icon_sha256, icon_ext, icon_type, warnings, signature, published_by, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		readme_html, facts, icon_sha256, icon_ext, icon_type, warnings, signature, published_by, created_at,
+		changelog, changelog_html, notes_html)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		rel.PackageID, rel.Version, rel.Kind, rel.SHA256, rel.Size, rel.Manifest, rel.README, readmeHTMLColumn(rel),
-		facts, toNull(rel.IconSHA256), toNull(rel.IconExt), toNull(rel.IconType), string(warnings), sig, rel.PublishedBy, now)
+		facts, toNull(rel.IconSHA256), toNull(rel.IconExt), toNull(rel.IconType), string(warnings), sig, rel.PublishedBy, now,
+		rel.Changelog, changelogHTMLColumn(rel), rel.NotesHTML)
 	if err != nil {
 		return err
 	}
@@ -368,21 +374,6 @@ func (s *Store) SetYanked(ctx context.Context, id, version string, yanked bool, 
 			return err
 		}
 		return s.insertAudit(ctx, tx, audit)
-	})
-}
-
-// AddDownloads adds counted downloads per release id in one transaction.
-func (s *Store) AddDownloads(ctx context.Context, counts map[int64]int64) error {
-	if len(counts) == 0 {
-		return nil
-	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		for id, n := range counts {
-			if _, err := tx.ExecContext(ctx, "UPDATE releases SET downloads = downloads + ? WHERE id = ?", n, id); err != nil {
-				return fmt.Errorf("store: add downloads: %w", err)
-			}
-		}
-		return nil
 	})
 }
 

@@ -22,17 +22,20 @@ const (
 	checksumsName    = "checksums.txt"
 	checksumsSigName = "checksums.txt.sig"
 	readmeName       = "README.md"
+	changelogName    = "CHANGELOG.md"
 	npmPrefix        = "package/" // npm pack puts every file under package/
 )
 
 // Bounds on what the reader keeps in memory besides the manifest.
 const (
-	headSize       = 512
-	maxReadmeSize  = 1 << 20
-	maxSigSize     = 1 << 20
-	maxImageSize   = 1 << 20
-	maxImagesTotal = 8 << 20
-	copyBufferSize = 256 << 10
+	headSize      = 512
+	maxReadmeSize = 1 << 20
+	// maxChangelogSize bounds CHANGELOG.md as README.md is bounded: pages show both.
+	maxChangelogSize = maxReadmeSize
+	maxSigSize       = 1 << 20
+	maxImageSize     = 1 << 20
+	maxImagesTotal   = 8 << 20
+	copyBufferSize   = 256 << 10
 )
 
 // archive is what one pass over a package yields.

@@ -282,6 +282,8 @@ func (a *archive) sink(name string, claimed int64) *fileSink {
 		w.limit = maxSigSize
 	case readmeName, npmPrefix + readmeName:
 		w.limit = maxReadmeSize
+	case changelogName, npmPrefix + changelogName:
+		w.limit = maxChangelogSize
 	default:
 		if claimed <= maxImageSize && a.images+claimed <= maxImagesTotal {
 			w.limit, w.image = maxImageSize, true

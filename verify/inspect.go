@@ -80,6 +80,8 @@ func inspectKandev(rep *Report, a *archive, opt Options) {
 	}
 	rep.README = a.kept[readmeName]
 	rep.Problems = append(rep.Problems, readmeSize(a, readmeName)...)
+	rep.Changelog = a.kept[changelogName]
+	rep.Problems = append(rep.Problems, changelogSize(a, changelogName)...)
 }
 
 func inspectExtension(rep *Report, a *archive, opt Options, base string) {
@@ -109,6 +111,8 @@ func inspectExtension(rep *Report, a *archive, opt Options, base string) {
 	}
 	rep.README = a.kept[base+readmeName]
 	rep.Problems = append(rep.Problems, readmeSize(a, base+readmeName)...)
+	rep.Changelog = a.kept[base+changelogName]
+	rep.Problems = append(rep.Problems, changelogSize(a, base+changelogName)...)
 }
 
 // outsideBase refuses files beside package/ in an npm-style package: the host installs
@@ -153,6 +157,16 @@ func readmeSize(a *archive, name string) problem.List {
 	var probs problem.List
 	if a.isFile(name) && a.kept[name] == nil {
 		probs.Warnf("archive.readme.size", "", "README.md is %d bytes; the registry shows READMEs of at most %s, so this one is not shown", a.files[name].Size, size(maxReadmeSize))
+	}
+	return probs.InFile(name)
+}
+
+// changelogSize warns when CHANGELOG.md is too large to keep: the registry shows no
+// changelog and no release notes then.
+func changelogSize(a *archive, name string) problem.List {
+	var probs problem.List
+	if a.isFile(name) && a.kept[name] == nil {
+		probs.Warnf("archive.changelog.size", "", "CHANGELOG.md is %d bytes; the registry shows changelogs of at most %s, so this one and its release notes are not shown; move older entries into a separate file", a.files[name].Size, size(maxChangelogSize))
 	}
 	return probs.InFile(name)
 }

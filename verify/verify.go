@@ -109,6 +109,9 @@ type Report struct {
 	// manifest.icon.size).
 	Icon   *Asset
 	README []byte // README.md (root, or package/ for npm-style extensions), at most 1 MiB
+	// Changelog is CHANGELOG.md, beside README.md, at most 1 MiB; nil when absent or larger
+	// (archive.changelog.size).
+	Changelog []byte
 
 	// Problems lists at most problem.MaxListed problems, then one summary per rule past
 	// that (problem.Capped): a hostile package cannot make the report large.

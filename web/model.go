@@ -95,6 +95,8 @@ type VersionRow struct {
 	Yanked     bool
 	YankReason string
 	URL        string // the package download URL
+	// NotesHTML is this version's section of its CHANGELOG.md, rendered at publish.
+	NotesHTML HTML
 }
 
 // Deprecation marks a package its owner no longer maintains.
@@ -158,6 +160,11 @@ type PluginPage struct {
 	MinKandevVersion string
 	UpdatedAt        string
 	Warnings         []string
+	RunsOn           RunsOn
+	Settings         []Setting // config_schema fields
+	ChangelogHTML    HTML      // the latest release's CHANGELOG.md, rendered at publish
+	Downloads        DownloadChart
+	Repo             RepoStats
 }
 
 // ExtensionPage is the page of a Curupira trigger extension at /extensions/{name}.
@@ -178,6 +185,10 @@ type ExtensionPage struct {
 	License         string
 	UpdatedAt       string
 	Warnings        []string
+	RunsOn          RunsOn // from the [launch] type
+	ChangelogHTML   HTML
+	Downloads       DownloadChart
+	Repo            RepoStats
 }
 
 // PublisherPage lists everything one publisher maintains, at /publishers/{name}.
