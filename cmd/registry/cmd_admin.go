@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -20,12 +21,13 @@ import (
 
 // openStore opens the data directory named by --data / REGISTRY_DATA without taking it:
 // SQLite's WAL mode lets a second process read and commit beside `registry serve`, so the
-// commands that only do that (token, pin, backup) run while it does.
+// commands that only do that (token, pin, backup) run while it does. It parses args; on a
+// parse error or -h the store is nil and the code is parse's.
 func openStore(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*store.Store, []string, int) {
-	data := fs.String("data", envDefault(c, "REGISTRY_DATA", "./data"), "data directory (REGISTRY_DATA)")
+	data := dataFlag(c, fs)
 	pos, err := parse(fs, args)
 	if err != nil {
-		return nil, nil, exitUsage
+		return nil, nil, parseExit(err)
 	}
 	if _, err := os.Stat(filepath.Join(*data, store.DBFile)); err != nil {
 		fmt.Fprintf(c.stderr, "%s: no registry database in %s (set --data or REGISTRY_DATA to the directory `registry serve` uses)\n", fs.Name(), *data)
@@ -39,69 +41,110 @@ func openStore(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*s
 	return st, pos, exitOK
 }
 
+// dataFlag declares --data (REGISTRY_DATA) on fs.
+func dataFlag(c *cli, fs *flag.FlagSet) *string {
+	return fs.String("data", envDefault(c, "REGISTRY_DATA", "./data"), "data directory: the `DIR` `registry serve` uses (REGISTRY_DATA)")
+}
+
+var tokenHelp = help{
+	Summary: "create, list or revoke publisher tokens",
+	Usage:   "registry token create --publisher NAME [--expires 90d] [--note TEXT] [--data DIR]\nregistry token list [--json] [--data DIR]\nregistry token revoke ID [--data DIR]",
+	About: `create prints a new publisher token on stdout (shown once; it is stored hashed), list
+shows every token and its state, revoke ends one at once.
+` + besideServe + `
+Exit status: 0 when done, 1 when revoke finds no live token with that id, 2 on usage or
+I/O errors.`,
+	Example: "registry token create --publisher acme --expires 90d --note \"CI of acme/hello\"\nregistry token list\nregistry token revoke tok_0123",
+}
+
+// tokenActions are token's actions, in help order.
+var tokenActions = []string{"create", "list", "revoke"}
+
+// tokenOptions are the flags of one token action.
+type tokenOptions struct {
+	publisher, expires, note *string
+	asJSON                   *bool
+}
+
+// tokenFlags declares the flags of token action (without --data).
+func tokenFlags(c *cli, action string) (*flag.FlagSet, tokenOptions) {
+	fs := c.flags("token " + action)
+	var o tokenOptions
+	switch action {
+	case "create":
+		o.publisher = fs.String("publisher", "", "publisher `NAME` (as in plugins.yaml owners); required")
+		o.expires = fs.String("expires", "", "`LIFETIME` such as 90d or 720h; empty for none")
+		o.note = fs.String("note", "", "what the token is for (`TEXT`)")
+	case "list":
+		o.asJSON = fs.Bool("json", false, "print JSON")
+	}
+	return fs, o
+}
+
+// printTokenHelp prints token's help with the flags of every action.
+func printTokenHelp(c *cli) int {
+	sets := make([]*flag.FlagSet, 0, len(tokenActions))
+	for _, a := range tokenActions {
+		fs, _ := tokenFlags(c, a)
+		dataFlag(c, fs)
+		sets = append(sets, fs)
+	}
+	printHelp(c.stdout, "token", tokenHelp, sets...)
+	return exitOK
+}
+
 // cmdToken is `registry token create|list|revoke`.
 func cmdToken(ctx context.Context, c *cli, args []string) int {
-	const line = "registry token create --publisher NAME [--expires 90d] [--note TEXT] | token list | token revoke ID  [--data DIR]"
-	if len(args) == 0 {
-		fmt.Fprintf(c.stderr, "usage: %s\n%s\n", line, besideServe)
-		return exitUsage
+	switch {
+	case len(args) == 0:
+		return c.usageError("token", "expected an action: create, list or revoke")
+	case isHelp(args[0]):
+		return printTokenHelp(c)
+	case !slices.Contains(tokenActions, args[0]):
+		return c.usageError("token", "unknown action %q%s; expected create, list or revoke", args[0], suggest(args[0], tokenActions))
 	}
-	fs := c.flags("token " + args[0])
-	usageNote(fs, line, besideServe)
+	fs, o := tokenFlags(c, args[0])
+	st, pos, code := openStore(ctx, c, fs, args[1:])
+	if st == nil {
+		return code
+	}
+	defer st.Close()
 	switch args[0] {
 	case "create":
-		publisher := fs.String("publisher", "", "publisher name (as in plugins.yaml owners)")
-		expires := fs.String("expires", "", "lifetime such as 90d or 720h; empty for none")
-		note := fs.String("note", "", "what the token is for")
-		st, _, code := openStore(ctx, c, fs, args[1:])
-		if code != exitOK {
-			return code
+		if len(pos) > 0 {
+			return c.usageError("token create", "expected no argument, found %q", strings.Join(pos, " "))
 		}
-		defer st.Close()
-		return tokenCreate(ctx, c, st, *publisher, *expires, *note)
+		return tokenCreate(ctx, c, st, *o.publisher, *o.expires, *o.note)
 	case "list":
-		asJSON := fs.Bool("json", false, "print JSON")
-		st, _, code := openStore(ctx, c, fs, args[1:])
-		if code != exitOK {
-			return code
-		}
-		defer st.Close()
-		return tokenList(ctx, c, st, *asJSON)
-	case "revoke":
-		st, pos, code := openStore(ctx, c, fs, args[1:])
-		if code != exitOK {
-			return code
-		}
-		defer st.Close()
-		if len(pos) != 1 {
-			fmt.Fprintln(c.stderr, "usage: registry token revoke ID")
-			return exitUsage
-		}
-		err := st.RevokeToken(ctx, pos[0], store.AuditEntry{Actor: "cli", Action: "token.revoke", Target: pos[0], Outcome: "ok"})
-		if errors.Is(err, store.ErrNotFound) {
-			fmt.Fprintf(c.stderr, "token revoke: no live token with id %s (see `registry token list`)\n", pos[0])
-			return exitInvalid
-		}
-		if err != nil {
-			fmt.Fprintf(c.stderr, "token revoke: %v\n", err)
-			return exitUsage
-		}
-		fmt.Fprintf(c.stdout, "revoked token %s\n", pos[0])
-		return exitOK
+		return tokenList(ctx, c, st, *o.asJSON)
 	}
-	fmt.Fprintf(c.stderr, "token: unknown action %q (create, list or revoke)\n", args[0])
-	return exitUsage
+	return tokenRevoke(ctx, c, st, pos)
+}
+
+func tokenRevoke(ctx context.Context, c *cli, st *store.Store, pos []string) int {
+	if len(pos) != 1 {
+		return c.usageError("token revoke", "expected one token ID (see `registry token list`), found %d arguments", len(pos))
+	}
+	err := st.RevokeToken(ctx, pos[0], store.AuditEntry{Actor: "cli", Action: "token.revoke", Target: pos[0], Outcome: "ok"})
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(c.stderr, "token revoke: no live token with id %s (see `registry token list`)\n", pos[0])
+		return exitInvalid
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "token revoke: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(c.stdout, "revoked token %s\n", pos[0])
+	return exitOK
 }
 
 func tokenCreate(ctx context.Context, c *cli, st *store.Store, publisher, expires, note string) int {
 	if publisher == "" {
-		fmt.Fprintln(c.stderr, "token create: --publisher is required (the name plugins.yaml lists under owners)")
-		return exitUsage
+		return c.usageError("token create", "--publisher is required (the name plugins.yaml lists under owners)")
 	}
 	ttl, err := parseLifetime(expires)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "token create: --expires %q: %v\n", expires, err)
-		return exitUsage
+		return c.usageError("token create", "--expires %q: %v", expires, err)
 	}
 	secret, t, err := ingest.CreateToken(ctx, st, ingest.TokenSpec{Kind: "publisher", Publisher: publisher, Note: note, TTL: ttl}, "cli")
 	if err != nil {
@@ -169,25 +212,43 @@ func writeJSON(w io.Writer, v any) int {
 	return exitOK
 }
 
+var pinHelp = help{
+	Summary: "show or reset a package's pinned repository identity",
+	Usage:   "registry pin show ID [--data DIR]\nregistry pin reset ID [--data DIR]",
+	About: `A package is pinned to the GitHub repository id and owner id of its first verified release;
+later releases must come from the same ids. show prints the pin as JSON; reset removes it,
+so that the next verified release pins again (after a legitimate transfer or re-creation).
+` + besideServe + `
+Exit status: 0 when done, 1 when ID has no pin yet, 2 on usage or I/O errors.`,
+	Example: "registry pin show acme-hello\nregistry pin reset acme-hello",
+}
+
 // cmdPin is `registry pin show ID` and `registry pin reset ID`.
 func cmdPin(ctx context.Context, c *cli, args []string) int {
-	const line = "registry pin show|reset ID [--data DIR]"
-	if len(args) == 0 || (args[0] != "show" && args[0] != "reset") {
-		fmt.Fprintf(c.stderr, "usage: %s\n%s\n", line, besideServe)
-		return exitUsage
+	actions := []string{"show", "reset"}
+	switch {
+	case len(args) == 0:
+		return c.usageError("pin", "expected an action: show or reset")
+	case isHelp(args[0]):
+		fs := c.flags("pin show")
+		dataFlag(c, fs)
+		printHelp(c.stdout, "pin", pinHelp, fs)
+		return exitOK
+	case !slices.Contains(actions, args[0]):
+		return c.usageError("pin", "unknown action %q%s; expected show or reset", args[0], suggest(args[0], actions))
 	}
-	fs := c.flags("pin " + args[0])
-	usageNote(fs, line, besideServe)
-	st, pos, code := openStore(ctx, c, fs, args[1:])
-	if code != exitOK {
+	st, pos, code := openStore(ctx, c, c.flags("pin "+args[0]), args[1:])
+	if st == nil {
 		return code
 	}
 	defer st.Close()
 	if len(pos) != 1 {
-		fmt.Fprintf(c.stderr, "usage: registry pin %s ID\n", args[0])
-		return exitUsage
+		return c.usageError("pin "+args[0], "expected one package ID, found %d arguments", len(pos))
 	}
-	id := pos[0]
+	return pinAction(ctx, c, st, args[0], pos[0])
+}
+
+func pinAction(ctx context.Context, c *cli, st *store.Store, action, id string) int {
 	pin, err := st.GetPin(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		fmt.Fprintf(c.stderr, "pin: %s has no pinned identity yet (it is pinned by its first verified release)\n", id)
@@ -197,7 +258,7 @@ func cmdPin(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "pin: %v\n", err)
 		return exitUsage
 	}
-	if args[0] == "show" {
+	if action == "show" {
 		return writeJSON(c.stdout, pin)
 	}
 	audit := store.AuditEntry{Actor: "cli", Action: "pin.reset", Target: id, Outcome: "ok",
@@ -211,19 +272,30 @@ func cmdPin(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
+var backupHelp = help{
+	Summary: "write a consistent snapshot of the database",
+	Usage:   "registry backup [--data DIR] --out FILE",
+	About: `Writes an online, consistent snapshot of the SQLite database to FILE (which must not exist).
+Blobs are content-addressed and not in the snapshot: copy the blobs folder alongside it.
+` + besideServe + `
+Exit status: 0 when written, 1 when the snapshot could not be written, 2 on usage or I/O errors.`,
+	Example: "registry backup --data /var/lib/registry --out registry-2026-12-01.db",
+}
+
 // cmdBackup is `registry backup --data DIR --out FILE`: an online, consistent snapshot.
 func cmdBackup(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("backup")
-	usageNote(fs, "registry backup [--data DIR] --out FILE", besideServe)
-	out := fs.String("out", "", "snapshot file to write (must not exist)")
-	st, _, code := openStore(ctx, c, fs, args)
-	if code != exitOK {
+	out := fs.String("out", "", "snapshot `FILE` to write (must not exist); required")
+	st, pos, code := openStore(ctx, c, fs, args)
+	if st == nil {
 		return code
 	}
 	defer st.Close()
-	if *out == "" {
-		fmt.Fprintln(c.stderr, "backup: --out FILE is required")
-		return exitUsage
+	switch {
+	case *out == "":
+		return c.usageError("backup", "--out FILE is required")
+	case len(pos) > 0:
+		return c.usageError("backup", "expected no argument, found %q (the snapshot file is given with --out)", strings.Join(pos, " "))
 	}
 	if err := st.Backup(ctx, *out); err != nil {
 		fmt.Fprintf(c.stderr, "backup: %v\n", err)
@@ -233,18 +305,29 @@ func cmdBackup(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
+var restoreHelp = help{
+	Summary: "restore a database snapshot into a data directory",
+	Usage:   "registry restore [--data DIR] [--force] SNAPSHOT",
+	About: `Puts SNAPSHOT (written by registry backup) in place of the database of a stopped registry,
+then lists the blobs it names that the blobs folder lacks.
+` + restoreNote + `
+Exit status: 0 when restored, 1 when the restore was refused or failed, 2 on usage errors.`,
+	Example: "registry restore --data /var/lib/registry --force registry-2026-12-01.db",
+}
+
 // cmdRestore is `registry restore --data DIR FILE`: put a snapshot in place of the database
 // of a stopped registry. It takes the data directory as serve does, so it refuses while a
 // registry serves from it, and a registry cannot start on it mid-restore.
 func cmdRestore(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("restore")
-	usageNote(fs, "registry restore [--data DIR] [--force] SNAPSHOT", restoreNote)
-	data := fs.String("data", envDefault(c, "REGISTRY_DATA", "./data"), "data directory (REGISTRY_DATA)")
+	data := dataFlag(c, fs)
 	force := fs.Bool("force", false, "replace an existing database")
 	pos, err := parse(fs, args)
-	if err != nil || len(pos) != 1 {
-		fmt.Fprintf(c.stderr, "usage: registry restore [--data DIR] [--force] SNAPSHOT\n%s\n", restoreNote)
-		return exitUsage
+	if err != nil {
+		return parseExit(err)
+	}
+	if len(pos) != 1 {
+		return c.usageError("restore", "expected one SNAPSHOT file, found %d arguments", len(pos))
 	}
 	if err := restore(ctx, c, *data, pos[0], *force); err != nil {
 		fmt.Fprintf(c.stderr, "restore: %v\n", err)

@@ -13,15 +13,18 @@ import (
 	"github.com/pluginyard/registry/verify/signature"
 )
 
-// checkSignatureUsage is printed on a usage error.
-const checkSignatureUsage = `usage: registry check-signature FILE --bundle B --trusted-root T --repo OWNER/NAME
-         [--workflow W] [--ref R] [--issuer I] [--json]
-       registry check-signature --digest sha512:HEX --bundle B ... (the file known by its digest)
-
-Verifies a Sigstore bundle (cosign sign-blob --bundle, or a GitHub build provenance
-attestation) over FILE, offline against the trusted root T, and checks that it was signed
-by a GitHub Actions workflow of OWNER/NAME. Exit 0 verified, 1 refused, 2 usage or I/O.
-`
+var checkSignatureHelp = help{
+	Summary: "verify a file against a Sigstore bundle and an expected repository",
+	Usage: "registry check-signature FILE --bundle B --trusted-root T --repo OWNER/NAME [--workflow W] [--ref R] [--issuer I] [--json]\n" +
+		"registry check-signature --digest sha512:HEX --bundle B --trusted-root T --repo OWNER/NAME ...",
+	About: `Verifies a Sigstore bundle (cosign sign-blob --bundle, or a GitHub build provenance
+attestation) over FILE (or the file known by its --digest), offline against the trusted root
+T, and checks that it was signed by a GitHub Actions workflow of OWNER/NAME; prints the
+signer identity.
+Exit status: 0 verified, 1 refused, 2 on usage or I/O errors.`,
+	Example: "registry check-signature acme-hello-1.0.0.tar.gz --bundle acme-hello-1.0.0.sigstore.json \\\n" +
+		"    --trusted-root trusted_root.json --repo acme/kandev-plugin-hello --workflow release.yml",
+}
 
 // checkSignatureArgs are the parsed flags of check-signature.
 type checkSignatureArgs struct {
@@ -35,11 +38,12 @@ type checkSignatureArgs struct {
 // bundle and an expected GitHub repository, and prints the signer identity.
 func cmdCheckSignature(ctx context.Context, c *cli, args []string) int {
 	a, err := parseCheckSignature(c, args)
-	if err != nil {
-		if !errors.Is(err, errCheckSigUsage) {
-			fmt.Fprintf(c.stderr, "check-signature: %v\n\n%s", err, checkSignatureUsage)
-		}
-		return exitUsage
+	var pe parseError
+	switch {
+	case errors.As(err, &pe):
+		return parseExit(pe.err)
+	case err != nil:
+		return c.usageError("check-signature", "%v", err)
 	}
 	res, err := runCheckSignature(ctx, a)
 	var refusal *signature.Error
@@ -53,12 +57,13 @@ func cmdCheckSignature(ctx context.Context, c *cli, args []string) int {
 	return printSignatureVerified(c, a, res)
 }
 
-// errCheckSigUsage marks a flag error the flag package already reported.
-var errCheckSigUsage = errors.New("usage printed")
+// parseError is a flag error (or -h) that parse already reported.
+type parseError struct{ err error }
+
+func (e parseError) Error() string { return e.err.Error() }
 
 func parseCheckSignature(c *cli, args []string) (*checkSignatureArgs, error) {
 	fs := c.flags("check-signature")
-	fs.Usage = func() { fmt.Fprint(c.stderr, checkSignatureUsage) }
 	a := &checkSignatureArgs{}
 	fs.StringVar(&a.bundle, "bundle", "", "Sigstore bundle (.sigstore.json)")
 	fs.StringVar(&a.root, "trusted-root", "", "Sigstore trusted_root.json (default $REGISTRY_SIGSTORE_TRUSTED_ROOT)")
@@ -74,7 +79,7 @@ func parseCheckSignature(c *cli, args []string) (*checkSignatureArgs, error) {
 	fs.BoolVar(&a.json, "json", false, "print the result as JSON")
 	pos, err := parse(fs, args)
 	if err != nil {
-		return nil, errCheckSigUsage
+		return nil, parseError{err}
 	}
 	if a.root == "" && c.getenv != nil {
 		a.root = c.getenv("REGISTRY_SIGSTORE_TRUSTED_ROOT")

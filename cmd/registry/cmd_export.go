@@ -5,26 +5,40 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/pluginyard/registry/ingest"
 )
+
+var exportHelp = help{
+	Summary: "write a static mirror (index.json, packages, icons) for a CDN",
+	Usage:   "registry export --out DIR --public-url URL [--data DIR] [--plugins FILE]",
+	About: `Writes a static mirror of the registry in the data directory: index.json, every listed
+package and icon, at the paths the registry serves them, with every URL starting with
+--public-url. DIR holds exactly the new snapshot afterwards; a failed export leaves it as it
+was. Prints each file on stderr and a total on stdout.
+Exit status: 0 when written, 1 when the export failed, 2 on usage or I/O errors.`,
+	Example: "registry export --data /var/lib/registry --out ./mirror --public-url https://plugins.example.com",
+}
 
 // cmdExport is `registry export --out DIR [--public-url URL] [--data DIR] [--plugins FILE]`:
 // a static mirror (index.json, packages, icons) for any static host or CDN. DIR holds exactly
 // the new snapshot afterwards: nothing of an earlier export stays.
 func cmdExport(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("export")
-	out := fs.String("out", "", "folder of the mirror: replaced as a whole by the new, checked snapshot (a failed export leaves it as it was)")
-	publicURL := fs.String("public-url", envDefault(c, "REGISTRY_PUBLIC_URL", ""), "URL the mirror will be served at (REGISTRY_PUBLIC_URL)")
-	plugins := fs.String("plugins", envDefault(c, "REGISTRY_PLUGINS", "./plugins.yaml"), "curated list (REGISTRY_PLUGINS)")
-	st, _, code := openStore(ctx, c, fs, args)
-	if code != exitOK {
+	out := fs.String("out", "", "`DIR` of the mirror: replaced as a whole by the new, checked snapshot (a failed export leaves it as it was); required")
+	publicURL := fs.String("public-url", envDefault(c, "REGISTRY_PUBLIC_URL", ""), "`URL` the mirror will be served at (REGISTRY_PUBLIC_URL); required")
+	plugins := fs.String("plugins", envDefault(c, "REGISTRY_PLUGINS", "./plugins.yaml"), "curated list `FILE` (REGISTRY_PLUGINS)")
+	st, pos, code := openStore(ctx, c, fs, args)
+	if st == nil {
 		return code
 	}
 	defer st.Close()
-	if *out == "" || *publicURL == "" {
-		fmt.Fprintln(c.stderr, "export: --out DIR and --public-url URL are required (every URL in the mirror's index starts with the public URL)")
-		return exitUsage
+	switch {
+	case *out == "" || *publicURL == "":
+		return c.usageError("export", "--out DIR and --public-url URL are required (every URL in the mirror's index starts with the public URL)")
+	case len(pos) > 0:
+		return c.usageError("export", "expected no argument, found %q", strings.Join(pos, " "))
 	}
 	list, err := loadList(*plugins)
 	if err != nil {

@@ -18,17 +18,30 @@ type fsckReport struct {
 	Problems []store.BlobProblem `json:"problems"`
 }
 
+var fsckHelp = help{
+	Summary: "re-hash every blob against the database; report missing, corrupt and orphan blobs",
+	Usage:   "registry fsck [--data DIR] [--json]",
+	About: `Reads every blob of the data directory, compares its sha256 and size with the database, and
+lists the missing, corrupt, unreadable and orphan ones with the releases that use them.
+It only reads, so it may run beside ` + "`registry serve`" + `; progress goes to stderr.
+Exit status: 0 when every blob matches, 1 when there is a problem, 2 on usage or I/O errors.`,
+	Example: "registry fsck --data /var/lib/registry",
+}
+
 // cmdFsck is `registry fsck [--data DIR] [--json]`: re-hash every blob against the database
 // and report missing, corrupt and orphan blobs; exit 1 when there is any. It only reads, so
 // it may run beside `registry serve`.
 func cmdFsck(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("fsck")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	st, _, code := openStore(ctx, c, fs, args)
-	if code != exitOK {
+	st, pos, code := openStore(ctx, c, fs, args)
+	if st == nil {
 		return code
 	}
 	defer st.Close()
+	if len(pos) > 0 {
+		return c.usageError("fsck", "expected no argument, found %q", strings.Join(pos, " "))
+	}
 	var last store.BlobProgress
 	progress := fsckProgress(c.stderr, time.Now, 2*time.Second)
 	probs, err := st.CheckBlobs(ctx, func(p store.BlobProgress) { last = p; progress(p) })

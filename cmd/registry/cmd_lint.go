@@ -2,38 +2,33 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/problem"
 )
 
-const lintUsage = `usage: registry lint [FILE]
-
-Checks a curated registry list (default ./plugins.yaml) strictly: unknown fields, wrong
-types, duplicate ids, entries of any kind sharing a file id (download URL), bad ids and
-repositories, previews, signing blocks and owners.
-Prints every problem as FILE:LINE:COL: severity [rule] field: message.
-Exit status: 0 when there is no error (warnings allowed), 1 when there is one, 2 when the
-file cannot be read.
-`
+var lintHelp = help{
+	Summary: "check a plugins.yaml curated list",
+	Usage:   "registry lint [FILE]",
+	About: `Checks a curated registry list (default ./plugins.yaml) strictly: YAML syntax, unknown fields,
+wrong types, duplicate ids, entries of any kind sharing a file id (download URL), bad ids and
+repositories, unknown categories, empty owners, previews and signing blocks.
+Prints every problem as FILE:LINE:COL: severity [rule] field: message, then a summary.
+Exit status: 0 when there is no error (warnings allowed), 1 when there is one, 2 on usage
+errors or when the file cannot be read.`,
+	Example: "registry lint plugins.yaml",
+}
 
 // cmdLint implements `registry lint [FILE]`.
 func cmdLint(_ context.Context, c *cli, args []string) int {
-	flags := c.flags("lint")
-	flags.Usage = func() { fmt.Fprint(c.stderr, lintUsage) }
-	pos, err := parse(flags, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
+	pos, err := parse(c.flags("lint"), args)
 	if err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if len(pos) > 1 {
-		fmt.Fprint(c.stderr, lintUsage)
-		return exitUsage
+		return c.usageError("lint", "expected at most one FILE, found %d: %s", len(pos), strings.Join(pos, " "))
 	}
 	file := "plugins.yaml"
 	if len(pos) == 1 {
@@ -47,12 +42,13 @@ func cmdLint(_ context.Context, c *cli, args []string) int {
 	for _, p := range probs {
 		fmt.Fprintln(c.stdout, lintLine(file, p))
 	}
+	errs, warns := plural(len(probs.Errors()), "error"), plural(len(probs.Warnings()), "warning")
 	if probs.HasErrors() {
-		fmt.Fprintf(c.stderr, "registry lint: %s: %d errors, %d warnings\n", file, len(probs.Errors()), len(probs.Warnings()))
+		fmt.Fprintf(c.stderr, "registry lint: %s: %s, %s\n", file, errs, warns)
 		return exitInvalid
 	}
-	fmt.Fprintf(c.stdout, "%s: ok, %d plugins, %d extensions, %d warnings\n",
-		file, len(list.Plugins), len(list.Extensions), len(probs))
+	fmt.Fprintf(c.stdout, "%s: ok, %s, %s, %s\n",
+		file, plural(len(list.Plugins), "plugin"), plural(len(list.Extensions), "extension"), warns)
 	return exitOK
 }
 

@@ -28,12 +28,12 @@ func TestCmdLint(t *testing.T) {
 		{"errors and warnings", []string{bad}, exitInvalid,
 			bad + `:4:14: error [registry.owners] plugins[0].owners[0]: expected a publisher name (letters, digits, '.', '_', '-', at most 64, starting with a letter or digit), found "acme corp"` + "\n" +
 				bad + `:4:33: warning [registry.owners] plugins[0].owners[2]: "acme" is listed twice; remove the repetition` + "\n",
-			"1 errors, 1 warnings"},
+			"1 error, 1 warning\n"},
 		{"every field", []string{filepath.Join(fixtures, "valid.yaml")}, exitOK,
-			filepath.Join(fixtures, "valid.yaml") + ": ok, 4 plugins, 1 extensions, 0 warnings\n", ""},
+			filepath.Join(fixtures, "valid.yaml") + ": ok, 4 plugins, 1 extension, 0 warnings\n", ""},
 		{"warnings only", []string{warn}, exitOK,
 			warn + `:4:25: warning [registry.categories] plugins[0].categories[1]: "tools" is listed twice; remove the repetition` + "\n" +
-				warn + ": ok, 1 plugins, 0 extensions, 1 warnings\n", ""},
+				warn + ": ok, 1 plugin, 0 extensions, 1 warning\n", ""},
 		{"document-level problem", []string{filepath.Join(fixtures, "invalid", "empty.yaml")}, exitInvalid,
 			filepath.Join(fixtures, "invalid", "empty.yaml") + ":1:1: error [registry.yaml] the file is empty; expected a mapping with a top-level plugins: list\n", ""},
 		{"file id collision", []string{collision}, exitInvalid,
@@ -43,7 +43,7 @@ func TestCmdLint(t *testing.T) {
 				"both would be served at /packages/acme-tools-x/acme-tools-x-<version>.tar.gz. Rename one of them (ids and file ids must be unique across plugins and extensions)\n",
 			"2 errors, 0 warnings"},
 		{"missing file", []string{missing}, exitUsage, "", "registry lint: index: load list"},
-		{"two files", []string{official, bad}, exitUsage, "", "usage: registry lint"},
+		{"two files", []string{official, bad}, exitUsage, "", "registry lint: expected at most one FILE, found 2"},
 		{"unknown flag", []string{"--nope"}, exitUsage, "", "flag provided but not defined"},
 	}
 	for _, tt := range tests {

@@ -12,9 +12,10 @@ import (
 	"github.com/pluginyard/registry/store"
 )
 
-const yankUsage = `usage: registry yank [--data DIR] [--reason TEXT] ID@VERSION
-
-Yanks a release in the database of a data directory, without a running server: the version
+var yankHelp = help{
+	Summary: "yank ID@VERSION in a data directory, with the server stopped",
+	Usage:   "registry yank [--data DIR] [--reason TEXT] ID@VERSION",
+	About: `Yanks a release in the database of a data directory, without a running server: the version
 leaves "latest" and the index at the next rebuild (the next start of ` + "`registry serve`" + `)
 and stays downloadable by its exact URL. Use it when a stored release keeps the index from
 building (/readyz says "degraded" and names the releases to look at). It refuses while
@@ -22,62 +23,60 @@ building (/readyz says "degraded" and names the releases to look at). It refuses
 POST /api/v1/plugins/{id}/versions/{version}/yank instead, which rebuilds at once.
 Recorded in the audit log with actor "cli". Undo with ` + "`registry unyank`" + `.
 Exit status: 0 when done, 1 when the release is not stored or the data directory is in
-use, 2 on usage or I/O errors.
+use, 2 on usage or I/O errors.`,
+	Example: "registry yank --data /var/lib/registry --reason \"crashes on start\" acme-hello@1.2.0",
+}
 
-flags:
-`
-
-const unyankUsage = `usage: registry unyank [--data DIR] ID@VERSION
-
-Restores a yanked release in the database of a data directory, without a running server;
+var unyankHelp = help{
+	Summary: "restore a yanked ID@VERSION in a data directory, with the server stopped",
+	Usage:   "registry unyank [--data DIR] ID@VERSION",
+	About: `Restores a yanked release in the database of a data directory, without a running server;
 it is back in "latest" and the index at the next rebuild. It refuses while
 ` + "`registry serve`" + ` holds the data directory (use the API's unyank then). Recorded in
 the audit log with actor "cli".
 Exit status: 0 when done, 1 when the release is not stored or the data directory is in
-use, 2 on usage or I/O errors.
+use, 2 on usage or I/O errors.`,
+	Example: "registry unyank --data /var/lib/registry acme-hello@1.2.0",
+}
 
-flags:
-`
-
-const delistUsage = `usage: registry delist [--data DIR] [--reason TEXT] ID
-
-Yanks every version of a package in the database of a data directory, without a running
+var delistHelp = help{
+	Summary: "yank every version of ID in a data directory, with the server stopped",
+	Usage:   "registry delist [--data DIR] [--reason TEXT] ID",
+	About: `Yanks every version of a package in the database of a data directory, without a running
 server: the package leaves the index, the pages and the API at the next rebuild, while its
 releases stay downloadable by exact URL. It is the database's equivalent of removing the id
 from plugins.yaml, for when the list cannot be edited in time. It refuses while
 ` + "`registry serve`" + ` holds the data directory. Each version is recorded in the audit log
 with actor "cli"; ` + "`registry unyank ID@VERSION`" + ` restores one.
 Exit status: 0 when done, 1 when the package has no release to yank or the data directory
-is in use, 2 on usage or I/O errors.
-
-flags:
-`
+is in use, 2 on usage or I/O errors.`,
+	Example: "registry delist --data /var/lib/registry --reason \"malware report\" acme-hello",
+}
 
 // cmdYank is `registry yank ID@VERSION`, offline.
 func cmdYank(ctx context.Context, c *cli, args []string) int {
-	return offlineYank(ctx, c, "yank", yankUsage, args, true)
+	return offlineYank(ctx, c, "yank", args, true)
 }
 
 // cmdUnyank is `registry unyank ID@VERSION`, offline.
 func cmdUnyank(ctx context.Context, c *cli, args []string) int {
-	return offlineYank(ctx, c, "unyank", unyankUsage, args, false)
+	return offlineYank(ctx, c, "unyank", args, false)
 }
 
-func offlineYank(ctx context.Context, c *cli, name, usage string, args []string, yanked bool) int {
+func offlineYank(ctx context.Context, c *cli, name string, args []string, yanked bool) int {
 	fs := c.flags(name)
 	reason := new(string)
 	if yanked {
-		reason = fs.String("reason", "", "why, shown beside the version (recorded in the audit log)")
+		reason = fs.String("reason", "", "why (`TEXT`), shown beside the version (recorded in the audit log)")
 	}
-	st, pos, code := openOffline(ctx, c, fs, usage, args)
+	st, pos, code := openOffline(ctx, c, fs, args)
 	if st == nil {
 		return code
 	}
 	defer st.Close()
 	id, version, ok := splitRelease(pos)
 	if !ok {
-		fmt.Fprintf(c.stderr, "%s: expected one ID@VERSION, such as acme-hello@1.2.0 or @acme/ext@0.3.0; got %q\n", name, strings.Join(pos, " "))
-		return exitUsage
+		return c.usageError(name, "expected one ID@VERSION, such as acme-hello@1.2.0 or @acme/ext@0.3.0; got %q", strings.Join(pos, " "))
 	}
 	if !yanked {
 		*reason = ""
@@ -100,15 +99,14 @@ func offlineYank(ctx context.Context, c *cli, name, usage string, args []string,
 // cmdDelist is `registry delist ID`, offline: every version of ID yanked.
 func cmdDelist(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("delist")
-	reason := fs.String("reason", "delisted", "why, shown beside each version (recorded in the audit log)")
-	st, pos, code := openOffline(ctx, c, fs, delistUsage, args)
+	reason := fs.String("reason", "delisted", "why (`TEXT`), shown beside each version (recorded in the audit log)")
+	st, pos, code := openOffline(ctx, c, fs, args)
 	if st == nil {
 		return code
 	}
 	defer st.Close()
 	if len(pos) != 1 || pos[0] == "" {
-		fmt.Fprintf(c.stderr, "delist: expected one package ID, such as acme-hello or @acme/ext; got %q\n", strings.Join(pos, " "))
-		return exitUsage
+		return c.usageError("delist", "expected one package ID, such as acme-hello or @acme/ext; got %q", strings.Join(pos, " "))
 	}
 	id := pos[0]
 	rels, err := st.Releases(ctx, id)
@@ -149,19 +147,15 @@ func (o *offline) Close() {
 	_ = o.lock.Close()
 }
 
-// openOffline parses args (printing usage and exiting 0 on --help), takes the data
+// openOffline parses args (printing the help and exiting 0 on --help), takes the data
 // directory of --data, which must already hold a registry database, and opens its store.
 // The lock is what makes these commands offline: a running server would not rebuild its
 // index after a change made behind its back, so they refuse while it holds the directory.
-func openOffline(ctx context.Context, c *cli, fs *flag.FlagSet, usage string, args []string) (*offline, []string, int) {
-	data := fs.String("data", envDefault(c, "REGISTRY_DATA", "./data"), "data directory (REGISTRY_DATA)")
-	fs.Usage = func() { fmt.Fprint(c.stderr, usage); fs.PrintDefaults() }
+func openOffline(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*offline, []string, int) {
+	data := dataFlag(c, fs)
 	pos, err := parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil, nil, exitOK
-	}
 	if err != nil {
-		return nil, nil, exitUsage
+		return nil, nil, parseExit(err)
 	}
 	if _, err := os.Stat(filepath.Join(*data, store.DBFile)); err != nil {
 		fmt.Fprintf(c.stderr, "%s: no registry database in %s (set --data or REGISTRY_DATA to the directory `registry serve` uses)\n", fs.Name(), *data)

@@ -47,12 +47,12 @@ func insertRelease(tb testing.TB, st *store.Store, id, version, kind, descriptio
 func TestOfflineCommandsHelp(t *testing.T) {
 	for name, cmd := range map[string]func(context.Context, *cli, []string) int{"yank": cmdYank, "unyank": cmdUnyank, "delist": cmdDelist} {
 		t.Run(name, func(t *testing.T) {
-			c, _, errOut := testCLI(nil)
+			c, out, _ := testCLI(nil)
 			if code := cmd(context.Background(), c, []string{"--help"}); code != exitOK {
 				t.Errorf("--help exit = %d, want 0", code)
 			}
-			if !strings.Contains(errOut.String(), "usage: registry "+name) || !strings.Contains(errOut.String(), "-data") {
-				t.Errorf("--help does not show the usage and flags:\n%s", errOut)
+			if !strings.Contains(out.String(), "usage: registry "+name) || !strings.Contains(out.String(), "--data DIR") {
+				t.Errorf("--help does not show the usage and flags:\n%s", out)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"mime"
@@ -21,9 +20,10 @@ import (
 	"github.com/pluginyard/registry/problem"
 )
 
-const publishUsage = `usage: registry publish FILE [--bundle BUNDLE] --registry URL [--audience AUD]
-
-Uploads a package (.tar.gz) to a registry, with an optional detached Sigstore bundle
+var publishHelp = help{
+	Summary: "upload a package to a registry (token or GitHub OIDC)",
+	Usage:   "registry publish FILE [--bundle BUNDLE] --registry URL [--audience AUD]",
+	About: `Uploads a package (.tar.gz) to a registry, with an optional detached Sigstore bundle
 (e.g. the bundle-path output of actions/attest-build-provenance).
 
 Credentials, in this order:
@@ -34,10 +34,10 @@ Credentials, in this order:
 The registry URL may also come from REGISTRY_URL.
 
 Exit status: 0 published (or identical bytes already published), 1 refused by the
-registry (every problem is printed), 2 usage, file, network or server errors.
-
-Flags:
-`
+registry (every problem is printed), 2 usage, file, network or server errors.`,
+	Example: "REGISTRY_TOKEN=pyr_... registry publish acme-hello-1.0.0.tar.gz --registry https://plugins.example.com\n" +
+		"registry publish acme-hello-1.0.0.tar.gz --bundle acme-hello-1.0.0.sigstore.json --registry https://plugins.example.com",
+}
 
 // publishArgs is what `registry publish` was told.
 type publishArgs struct {
@@ -76,27 +76,20 @@ func cmdPublish(ctx context.Context, c *cli, args []string) int {
 func parsePublishArgs(c *cli, args []string) (publishArgs, int, bool) {
 	var a publishArgs
 	fs := c.flags("publish")
-	fs.Usage = func() { fmt.Fprint(c.stderr, publishUsage); fs.PrintDefaults() }
-	fs.StringVar(&a.bundle, "bundle", "", "detached Sigstore bundle (JSON) to send with the package")
-	fs.StringVar(&a.registry, "registry", envDefault(c, "REGISTRY_URL", ""), "registry base URL, e.g. https://plugins.example.com (REGISTRY_URL)")
-	fs.StringVar(&a.audience, "audience", "", "OIDC audience to request; default the registry URL (it must equal the registry's --oidc-audience)")
+	fs.StringVar(&a.bundle, "bundle", "", "detached Sigstore bundle (JSON `FILE`) to send with the package")
+	fs.StringVar(&a.registry, "registry", envDefault(c, "REGISTRY_URL", ""), "registry base `URL`, e.g. https://plugins.example.com (REGISTRY_URL); required")
+	fs.StringVar(&a.audience, "audience", "", "OIDC `AUDIENCE` to request; default the registry URL (it must equal the registry's --oidc-audience)")
 	pos, err := parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return a, exitOK, false
-	}
 	if err != nil {
-		return a, exitUsage, false
+		return a, parseExit(err), false
 	}
 	if len(pos) != 1 {
-		fmt.Fprintf(c.stderr, "registry publish: expected one package file, found %d arguments\n\n", len(pos))
-		fs.Usage()
-		return a, exitUsage, false
+		return a, c.usageError("publish", "expected one package file, found %d arguments", len(pos)), false
 	}
 	a.file = pos[0]
 	a.registry = strings.TrimRight(a.registry, "/")
 	if u, err := url.Parse(a.registry); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		fmt.Fprintf(c.stderr, "registry publish: --registry %q: expected the registry's absolute http(s) base URL, e.g. https://plugins.example.com (or set REGISTRY_URL)\n", a.registry)
-		return a, exitUsage, false
+		return a, c.usageError("publish", "--registry %q: expected the registry's absolute http(s) base URL, e.g. https://plugins.example.com (or set REGISTRY_URL)", a.registry), false
 	}
 	if a.audience == "" {
 		a.audience = a.registry

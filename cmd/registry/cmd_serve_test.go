@@ -70,21 +70,23 @@ func TestServeConfigErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
+		code int
 		want string
 	}{
-		{"missing plugins.yaml", []string{"--plugins", filepath.Join(dir, "absent.yaml")}, "--plugins"},
-		{"invalid plugins.yaml", []string{"--plugins", broken}, "registry lint"},
-		{"port in use", []string{"--plugins", list, "--addr", busy.Addr().String()}, "--addr"},
-		{"unwritable data dir", []string{"--plugins", list, "--data", filepath.Join(notADir, "data")}, "--data"},
-		{"bad public url", []string{"--plugins", list, "--public-url", "ftp://x"}, "--public-url"},
-		{"bad addr", []string{"--plugins", list, "--addr", "nonsense"}, "--addr"},
+		{"missing plugins.yaml", []string{"--plugins", filepath.Join(dir, "absent.yaml")}, exitInvalid, "--plugins"},
+		{"invalid plugins.yaml", []string{"--plugins", broken}, exitInvalid, "registry lint"},
+		{"port in use", []string{"--plugins", list, "--addr", busy.Addr().String()}, exitInvalid, "--addr " + busy.Addr().String() + ": the port is in use by another process"},
+		{"address of another machine", []string{"--plugins", list, "--addr", "192.0.2.1:8080"}, exitInvalid, "--addr 192.0.2.1:8080: cannot listen on this address"},
+		{"unwritable data dir", []string{"--plugins", list, "--data", filepath.Join(notADir, "data")}, exitUsage, "--data"},
+		{"bad public url", []string{"--plugins", list, "--public-url", "ftp://x"}, exitUsage, "--public-url"},
+		{"bad addr", []string{"--plugins", list, "--addr", "nonsense"}, exitUsage, "--addr"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _, errOut := testCLI(nil)
 			args := append([]string{"--data", filepath.Join(t.TempDir(), "data")}, tt.args...)
-			if code := cmdServe(context.Background(), c, args); code != exitInvalid {
-				t.Fatalf("exit = %d, want %d; stderr: %s", code, exitInvalid, errOut)
+			if code := cmdServe(context.Background(), c, args); code != tt.code {
+				t.Fatalf("exit = %d, want %d; stderr: %s", code, tt.code, errOut)
 			}
 			if !strings.Contains(errOut.String(), tt.want) {
 				t.Errorf("stderr does not name %q:\n%s", tt.want, errOut)

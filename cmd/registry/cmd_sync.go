@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/pull"
@@ -11,26 +13,59 @@ import (
 	"github.com/pluginyard/registry/store"
 )
 
+var syncHelp = help{
+	Summary: "pull the latest GitHub release of every listed repository (--once: one round)",
+	Usage:   "registry sync [--once] [flags]",
+	About: `Pulls the latest GitHub release of every repository plugins.yaml lists through the publish
+pipeline, printing one line per repository and a total; without --once it repeats every
+--sync-interval until interrupted. It takes serve's settings (the flags below and their
+REGISTRY_* variables, REGISTRY_GITHUB_TOKEN for the API), so both see the same data
+directory, list, public URL, trusted root and GitHub API.
+Exit status: 0 when every repository synced, 1 when one failed (--once), 2 on usage errors
+or when the data directory cannot be opened.`,
+	Example: "registry sync --once --data /var/lib/registry\nREGISTRY_GITHUB_TOKEN=ghp_... registry sync --sync-interval 30m",
+}
+
+// syncSettings are the serve settings sync uses; the others (listening, rate limits,
+// OIDC, the demo) mean nothing to it, so its help does not list them.
+var syncSettings = []string{"data", "plugins", "public-url", "site-name", "github-api", "sync-interval",
+	"sync-download-hosts", "sigstore-trusted-root", "sigstore-tlog-threshold", "sigstore-timestamp-threshold",
+	"sigstore-sct-threshold"}
+
+// syncFlags declares sync's flags: syncSettings as serve declares them (same variables, same
+// parsing), and --once.
+func syncFlags(c *cli, cfg *Config) (*flag.FlagSet, *bool) {
+	all := flag.NewFlagSet("serve", flag.ContinueOnError)
+	bindServeFlags(all, c, cfg)
+	fs := c.flags("sync")
+	for _, name := range syncSettings {
+		f := all.Lookup(name)
+		fs.Var(f.Value, f.Name, f.Usage)
+		fs.Lookup(name).DefValue = f.DefValue
+	}
+	once := fs.Bool("once", false, "run one round and exit (exit 1 when a repository failed); default: a round every --sync-interval until interrupted")
+	return fs, once
+}
+
 // cmdSync is `registry sync [--once]`: pull the latest GitHub release of every repository
 // plugins.yaml lists through the publish pipeline, printing one line per repository and a
-// total; without --once it repeats every --sync-interval until interrupted. It takes
-// serve's configuration (flags and REGISTRY_* variables), so both see the same data
-// directory, list, public URL, trusted root and GitHub API.
+// total; without --once it repeats every --sync-interval until interrupted.
 func cmdSync(ctx context.Context, c *cli, args []string) int {
-	fs := c.flags("sync")
 	var cfg Config
-	bindServeFlags(fs, c, &cfg)
-	once := fs.Bool("once", false, "run one round and exit (exit 1 when a repository failed); default: a round every --sync-interval until interrupted")
-	if _, err := parse(fs, args); err != nil {
-		return exitUsage
+	fs, once := syncFlags(c, &cfg)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return parseExit(err)
+	}
+	if len(pos) > 0 {
+		return c.usageError("sync", "expected no argument, found %q", strings.Join(pos, " "))
 	}
 	if err := cfg.validate(); err != nil {
 		fmt.Fprintf(c.stderr, "registry sync: configuration:\n%v\n", err)
 		return exitUsage
 	}
 	if !*once && cfg.SyncInterval <= 0 {
-		fmt.Fprintf(c.stderr, "registry sync: --sync-interval %s: a loop needs a positive interval (e.g. 15m), or pass --once\n", cfg.SyncInterval)
-		return exitUsage
+		return c.usageError("sync", "--sync-interval %s: a loop needs a positive interval (e.g. 15m), or pass --once", cfg.SyncInterval)
 	}
 	code, err := runSync(ctx, c, cfg, *once)
 	if err != nil {

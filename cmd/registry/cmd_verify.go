@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,15 +13,20 @@ import (
 	"github.com/pluginyard/registry/verify"
 )
 
-const verifyUsage = `usage: registry verify FILE [--json]
-
-Checks a package (.tar.gz) offline, with exactly the checks the server runs on publish:
+var verifyHelp = help{
+	Summary: "check a package offline exactly as the server does",
+	Usage:   "registry verify FILE [--json]",
+	About: `Checks a package (.tar.gz) offline, with exactly the checks the server runs on publish:
 safe unpacking and limits, checksums.txt, the manifest (manifest.yaml or
-curupira-extension.toml), and the file name (<id>-<version>.tar.gz) when FILE is so named.
+curupira-extension.toml), and FILE's base name: a name ending in .tar.gz (or .tgz) must be
+exactly <id>-<version>.tar.gz (or .tgz), with the manifest's id and version ("@scope/name"
+written "scope-name"), else it is an error (package.filename); any other name draws that
+rule as a warning only.
 Prints the problems grouped by file and field, then a summary line; --json prints
 {"ok","id","version","kind","sha256","problems":[{"rule","path","file","message","severity"}]}.
-Exit status: 0 when valid (warnings allowed), 1 when invalid, 2 on usage or I/O errors.
-`
+Exit status: 0 when valid (warnings allowed), 1 when invalid, 2 on usage or I/O errors.`,
+	Example: "registry verify acme-hello-1.0.0.tar.gz\nregistry verify acme-hello-1.0.0.tar.gz --json",
+}
 
 // verifyResult is the --json document.
 type verifyResult struct {
@@ -38,18 +41,13 @@ type verifyResult struct {
 // cmdVerify implements `registry verify FILE [--json]`.
 func cmdVerify(ctx context.Context, c *cli, args []string) int {
 	flags := c.flags("verify")
-	flags.Usage = func() { fmt.Fprint(c.stderr, verifyUsage) }
 	asJSON := flags.Bool("json", false, "print the report as JSON")
 	pos, err := parse(flags, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
 	if err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if len(pos) != 1 {
-		fmt.Fprint(c.stderr, verifyUsage)
-		return exitUsage
+		return c.usageError("verify", "expected one package FILE, found %d arguments", len(pos))
 	}
 	rep, err := verifyFile(ctx, pos[0])
 	if err != nil {
@@ -103,24 +101,24 @@ func writeVerifyJSON(w io.Writer, rep *verify.Report) error {
 // summary line.
 func writeVerifyText(w io.Writer, path string, rep *verify.Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("%s\n", path)
-	ew.printf("  id %s, version %s, kind %s\n", orDash(rep.ID), orDash(rep.Version), orDash(rep.Kind))
+	ew.printf("%s\n", safe(path))
+	ew.printf("  id %s, version %s, kind %s\n", safe(orDash(rep.ID)), safe(orDash(rep.Version)), safe(orDash(rep.Kind)))
 	ew.printf("  sha256 %s, %d bytes\n", orDash(rep.SHA256), rep.Size)
 	for _, g := range groupProblems(rep.Problems) {
-		ew.printf("\n%s\n", g.file)
+		ew.printf("\n%s\n", safe(g.file))
 		for _, p := range g.problems {
 			where := ""
 			if p.Path != "" {
-				where = p.Path + ": "
+				where = safe(p.Path) + ": "
 			}
-			ew.printf("  %s%s [%s] %s\n", where, p.Severity, p.Rule, p.Message)
+			ew.printf("  %s%s [%s] %s\n", where, p.Severity, p.Rule, safe(p.Message))
 		}
 	}
 	verdict := "valid"
 	if !rep.OK() {
 		verdict = "invalid"
 	}
-	ew.printf("\n%s: %s, %s, %s\n", path, verdict, plural(len(rep.Problems.Errors()), "error"), plural(len(rep.Problems.Warnings()), "warning"))
+	ew.printf("\n%s: %s, %s, %s\n", safe(path), verdict, plural(len(rep.Problems.Errors()), "error"), plural(len(rep.Problems.Warnings()), "warning"))
 	return ew.err
 }
 

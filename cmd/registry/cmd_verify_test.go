@@ -126,11 +126,11 @@ func TestVerifyUsage(t *testing.T) {
 		code int
 		err  string
 	}{
-		{"no file", nil, exitUsage, "usage: registry verify"},
-		{"two files", []string{"a.tar.gz", "b.tar.gz"}, exitUsage, "usage: registry verify"},
+		{"no file", nil, exitUsage, "registry verify: expected one package FILE, found 0 arguments (run `registry verify -h` for usage)\n"},
+		{"two files", []string{"a.tar.gz", "b.tar.gz"}, exitUsage, "registry verify: expected one package FILE, found 2 arguments"},
 		{"unknown flag", []string{"--yaml", "a.tar.gz"}, exitUsage, "flag provided but not defined"},
 		{"missing file", []string{filepath.Join(t.TempDir(), "nope.tar.gz")}, exitUsage, "open package"},
-		{"help", []string{"-h"}, exitOK, "usage: registry verify"},
+		{"help", []string{"-h"}, exitOK, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -75,8 +75,8 @@ func TestServeRefusesMalformedSettings(t *testing.T) {
 			cancel()
 			c, _, errOut := testCLI(tt.env)
 			args := append([]string{"serve", "--data", filepath.Join(t.TempDir(), "data"), "--plugins", "testdata/sync/plugins.yaml"}, tt.args...)
-			if code := run(ctx, args, c); code != exitInvalid {
-				t.Fatalf("exit = %d, want %d; stderr:\n%s", code, exitInvalid, errOut)
+			if code := run(ctx, args, c); code != exitUsage {
+				t.Fatalf("exit = %d, want %d (a malformed setting is a usage error); stderr:\n%s", code, exitUsage, errOut)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(errOut.String(), w) {

@@ -135,15 +135,15 @@ func TestHelpSaysWhatRunsBesideServe(t *testing.T) {
 		want string
 	}{
 		{[]string{"token", "create", "-h"}, besideServe},
-		{[]string{"token"}, besideServe},
+		{[]string{"token", "--help"}, besideServe},
 		{[]string{"pin", "show", "-h"}, besideServe},
 		{[]string{"backup", "-h"}, besideServe},
 		{[]string{"restore", "-h"}, restoreNote},
 	} {
-		c, _, errOut := testCLI(nil)
+		c, out, _ := testCLI(nil)
 		_ = run(context.Background(), tt.args, c)
-		if !strings.Contains(errOut.String(), tt.want) {
-			t.Errorf("%v: help does not say %q:\n%s", tt.args, tt.want, errOut)
+		if !strings.Contains(out.String(), tt.want) {
+			t.Errorf("%v: help does not say %q:\n%s", tt.args, tt.want, out)
 		}
 	}
 }
