@@ -129,9 +129,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	if m.Distribution != nil {
 		p.License = m.Distribution.License
 	}
-	for _, pv := range it.Entry.Previews {
-		p.Previews = append(p.Previews, web.Preview{URL: pv.URL, Alt: pv.Alt})
-	}
+	p.Previews = s.previewsOf(it)
 	if len(it.Entry.Owners) > 0 {
 		p.PublisherURL = web.PublisherURL(it.Entry.Owners[0])
 	}

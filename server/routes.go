@@ -32,6 +32,7 @@ func (s *Server) routes() {
 	getHead(e, "/curupira/index.json", s.handleCurupiraIndex)
 	getHead(e, "/packages/:id/:file", s.handlePackage)
 	getHead(e, "/icons/:file", s.handleIcon)
+	getHead(e, "/previews/:file", s.handlePreview)
 	getHead(e, "/static/:file", s.handleStatic)
 
 	api := e.Group("/api/v1")

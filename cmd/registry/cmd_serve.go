@@ -86,6 +86,10 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	}
 	metrics := server.NewMetrics()
 	icfg.Observer = metrics
+	icfg.Previews.Hosts = cfg.PreviewHosts // only serve copies previews; sync and export never contact image hosts
+	if len(icfg.Previews.Hosts) == 0 {
+		icfg.Previews.Hosts = ingest.DefaultPreviewHosts
+	}
 	svc := ingest.New(st, list, icfg, log)
 	if cfg.Demo {
 		if err := publishDemo(ctx, c, st, svc); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/pull"
 	"github.com/pluginyard/registry/server"
 )
@@ -41,6 +42,9 @@ type Config struct {
 	// SyncDownloadHosts are the only hosts sync downloads release assets from (after every
 	// redirect too); empty means the GitHub API host and GitHub's release-asset hosts.
 	SyncDownloadHosts []string
+	// PreviewHosts are the only hosts preview images are copied from (after every redirect
+	// too); empty means ingest.DefaultPreviewHosts.
+	PreviewHosts []string
 
 	LogFormat string
 
@@ -87,6 +91,8 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.duration(&cfg.SyncInterval, "sync-interval", "REGISTRY_SYNC_INTERVAL", 15*time.Minute, "pull sync interval; 0 disables")
 	b.hosts(&cfg.SyncDownloadHosts, "sync-download-hosts", "REGISTRY_SYNC_DOWNLOAD_HOSTS",
 		"comma-separated hosts (host or host:port) sync may download release assets from; default the GitHub API host, "+strings.Join(pull.DefaultDownloadHosts, ", "))
+	b.hosts(&cfg.PreviewHosts, "preview-hosts", "REGISTRY_PREVIEW_HOSTS",
+		"comma-separated hosts (host or host:port) the preview images of plugins.yaml are copied from; default "+strings.Join(ingest.DefaultPreviewHosts, ", "))
 	b.enum(&cfg.LogFormat, "log-format", "REGISTRY_LOG_FORMAT", "structured log format", "text", "json")
 	b.int(&cfg.RateAuth, "rate-auth", "REGISTRY_RATE_AUTH", server.DefaultRateAuth, formRate, "OIDC exchanges and failed token attempts per minute per IP; 0 disables")
 	b.int(&cfg.RatePublish, "rate-publish", "REGISTRY_RATE_PUBLISH", server.DefaultRatePublish, formRate, "publishes and other writes per minute per IP and per token; 0 disables")
