@@ -77,7 +77,7 @@ func PackageLimits() []Limit {
 func writeLimitsMarkdown(b *bytes.Buffer) {
 	b.WriteString("<a id=\"limits\"></a>\n\n## Limits\n\n")
 	b.WriteString("A package is a canvas when its manifest has a `distribution:` block; plugins and Curupira extensions share the plugin limits. ")
-	b.WriteString("Manifest field limits are in [limits](../limits.md).\n\n")
+	b.WriteString("Manifest field limits (lengths, counts, characters) are in [limits](../limits.md).\n\n")
 	b.WriteString("| Limit | Plugin or extension | Canvas |\n|---|---|---|\n")
 	for _, l := range PackageLimits() {
 		fmt.Fprintf(b, "| %s | %s | %s |\n", l.What, l.Plugin, l.Canvas)

@@ -58,7 +58,7 @@ var sections = []Section{
 	{Distribution, "Canvas distribution block (distribution:)", "A canvas is a static web app shipped with a `distribution:` block in its `manifest.yaml` (`schema_version: 1`, `kind: canvas`, `license`, `source_mode`). These rules apply only to packages that carry the block."},
 	{Curupira, "Curupira extension manifest (curupira-extension.toml)", "Every rule the registry checks in a Curupira trigger extension's `curupira-extension.toml`, at the package root or under `package/`."},
 	{List, "Registry list (plugins.yaml)", "Rules of the curated list that decides what may be published and by whom. `registry lint plugins.yaml` runs them; a reload with a broken list keeps the previous one."},
-	{Package, "Package archive and checksums.txt", "Rules of the `.tar.gz` package itself: safe unpacking, entry types, paths, size limits, `checksums.txt`, and the file name. See also [limits](../limits.md)."},
+	{Package, "Package archive and checksums.txt", "Rules of the `.tar.gz` package itself: safe unpacking, entry types, paths, size limits, `checksums.txt`, and the file name."},
 	{Signature, "Signatures and signer identity", "Rules of `checksums.txt.sig` (ed25519) and Sigstore bundles, checked on publish against the signing policy of the plugin's `plugins.yaml` entry."},
 	{Publish, "Publishing", "Rules the publish endpoint (`POST /api/v1/packages`) and the GitHub OIDC token exchange apply before and after the package checks."},
 	{Index, "Index documents (index.json)", "Rules the registry checks on the index documents it builds for hosts (`/index.json`, `/curupira/index.json`) before it serves them; a publish that would break them is refused."},

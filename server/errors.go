@@ -8,6 +8,7 @@ import (
 
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/rules"
 )
 
 // apiError is the one error shape of the JSON API.
@@ -55,7 +56,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	case errors.As(err, &se):
 		body.Error = "the registry's storage is full: nothing was stored; retry later (the operator has been told)"
 	case errors.As(err, &rf):
-		body.Error, body.Problems = rf.Message, rf.Problems
+		body.Error, body.Problems = rf.Message, rf.Problems.WithDocs(rules.Linker(s.cfg.PublicURL))
 	case errors.As(err, &he) && code < 500:
 		if msg, ok := he.Message.(string); ok {
 			body.Error = msg
