@@ -323,8 +323,33 @@ func parseStored(r *store.Release) (any, error) {
 }
 
 func (s *Service) buildDocuments(cat *Catalog, serial int64) (*Documents, error) {
-	now := s.now()
-	snap := index.Snapshot{Serial: serial, GeneratedAt: now,
+	b, err := s.buildBodies(cat, serial)
+	if err != nil {
+		return nil, err
+	}
+	kd, err := newDocument(b.kandev, b.at)
+	if err != nil {
+		return nil, err
+	}
+	cd, err := newDocument(b.curupira, b.at)
+	if err != nil {
+		return nil, err
+	}
+	return &Documents{Kandev: kd, Curupira: cd, Serial: serial, Plugins: b.entries}, nil
+}
+
+// bodies are the documents' bytes before compression.
+type bodies struct {
+	kandev, curupira []byte
+	entries          int
+	at               time.Time
+}
+
+// buildBodies renders the documents of cat and checks them against the host limit (a
+// *limitError when over it).
+func (s *Service) buildBodies(cat *Catalog, serial int64) (bodies, error) {
+	b := bodies{at: s.now()}
+	snap := index.Snapshot{Serial: serial, GeneratedAt: b.at,
 		Source: index.Source{Name: s.cfg.SourceName, URL: s.cfg.PublicURL + "/index.json"}}
 	for _, it := range cat.Items {
 		if it.Kind == "extension" {
@@ -333,29 +358,21 @@ func (s *Service) buildDocuments(cat *Catalog, serial int64) (*Documents, error)
 			snap.Plugins = append(snap.Plugins, s.pluginEntry(it))
 		}
 	}
-	kb, err := index.BuildKandev(snap)
-	if err != nil {
-		return nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
+	b.entries = len(snap.Plugins) + len(snap.Extensions)
+	var err error
+	if b.kandev, err = index.BuildKandev(snap); err != nil {
+		return b, &limitError{Rule: "index.invalid", Reason: err.Error()}
 	}
-	if len(kb) > s.cfg.MaxIndexBytes {
-		return nil, sizeError("index.json", len(kb), s.cfg.MaxIndexBytes)
+	if len(b.kandev) > s.cfg.MaxIndexBytes {
+		return b, sizeError("index.json", len(b.kandev), s.cfg.MaxIndexBytes)
 	}
-	cb, err := index.BuildCurupira(snap)
-	if err != nil {
-		return nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
+	if b.curupira, err = index.BuildCurupira(snap); err != nil {
+		return b, &limitError{Rule: "index.invalid", Reason: err.Error()}
 	}
-	if len(cb) > s.cfg.MaxIndexBytes {
-		return nil, sizeError("curupira/index.json", len(cb), s.cfg.MaxIndexBytes)
+	if len(b.curupira) > s.cfg.MaxIndexBytes {
+		return b, sizeError("curupira/index.json", len(b.curupira), s.cfg.MaxIndexBytes)
 	}
-	kd, err := newDocument(kb, now)
-	if err != nil {
-		return nil, err
-	}
-	cd, err := newDocument(cb, now)
-	if err != nil {
-		return nil, err
-	}
-	return &Documents{Kandev: kd, Curupira: cd, Serial: serial, Plugins: len(snap.Plugins) + len(snap.Extensions)}, nil
+	return b, nil
 }
 
 func newDocument(body []byte, at time.Time) (Document, error) {

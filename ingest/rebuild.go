@@ -61,12 +61,19 @@ func (s *Service) build(ctx context.Context, st *state, force bool) (*Catalog, *
 	if err != nil {
 		return nil, nil, err
 	}
-	if prev := s.docs.Load(); prev != nil && !force {
-		if reason := shrinkReason(prev.Plugins, docs.Plugins, s.cfg.MaxShrink); reason != "" {
-			return nil, nil, &limitError{Rule: "index.shrink", Reason: reason}
-		}
+	if err := s.shrinkGuard(docs.Plugins, force); err != nil {
+		return nil, nil, err
 	}
 	return cat, docs, nil
+}
+
+func (s *Service) shrinkGuard(entries int, force bool) error {
+	if prev := s.docs.Load(); prev != nil && !force {
+		if reason := shrinkReason(prev.Plugins, entries, s.cfg.MaxShrink); reason != "" {
+			return &limitError{Rule: "index.shrink", Reason: reason}
+		}
+	}
+	return nil
 }
 
 // checkCandidate builds the documents the store will give once change is committed (change
@@ -83,7 +90,14 @@ func (s *Service) checkCandidate(ctx context.Context, what string, change func(*
 		return err
 	}
 	st.serial++ // the commit bumps it
-	_, _, err = s.build(ctx, st, false)
+	cat, err := s.buildCatalog(ctx, st)
+	if err != nil {
+		return err
+	}
+	b, err := s.buildBodies(cat, st.serial) // no compression: only the sizes matter here
+	if err == nil {
+		err = s.shrinkGuard(b.entries, false)
+	}
 	var lim *limitError
 	if errors.As(err, &lim) {
 		return refuseOne(ErrInvalid, lim.Rule, "", "%s was refused before anything was stored: with it, %s; shorten the fields the index shows (description, display_name, author, categories) or ask the registry's operator", what, lim.Reason)
