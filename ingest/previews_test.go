@@ -366,3 +366,17 @@ func TestListedPreviewOnlyListed(t *testing.T) {
 		t.Errorf("an unknown sha is served: %+v", p)
 	}
 }
+
+// TestPreviewTimeout: a host that never answers costs one timeout, recorded as a fetch
+// failure, and does not hold the pass forever.
+func TestPreviewTimeout(t *testing.T) {
+	host := newImageHost(t, map[string]http.HandlerFunc{"/hang.png": func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}})
+	s := newPublishService(t, &index.List{}, Config{Previews: PreviewConfig{Hosts: []string{host.host()},
+		Transport: host.Client().Transport, Timeout: 50 * time.Millisecond}})
+	reload(t, s, previewList(host.URL+"/hang.png"))
+	if p, ok := s.Preview(host.URL + "/hang.png"); !ok || p.Rule != RulePreviewFetch || p.Fetched() {
+		t.Errorf("record of a host that never answers: %+v, want rule %s", p, RulePreviewFetch)
+	}
+}
