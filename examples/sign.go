@@ -14,6 +14,10 @@ import (
 	"github.com/pluginyard/registry/pack"
 )
 
+// Ed25519Example is the example the demo signs with its own ed25519 key (generated at the
+// first start, kept in the data directory), to show a key-signed release.
+const Ed25519Example = "hello-managed"
+
 // PackSigned writes the package of the example name as Pack does, with checksums.txt.sig
 // added right after checksums.txt: the base64 ed25519 signature by key of the exact
 // checksums.txt bytes, which is what a publisher's signing step adds after `registry pack`.

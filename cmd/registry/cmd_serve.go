@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pluginyard/registry/examples"
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/server"
@@ -60,6 +59,12 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 		return err
 	}
 	defer lock.Close()
+	var dm *demo // nil without --demo
+	if cfg.Demo {
+		if dm, list, err = startDemo(c, cfg); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: cannot listen (is another process using the port? choose another with --addr): %w", cfg.Addr, err)
@@ -92,14 +97,14 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	}
 	svc := ingest.New(st, list, icfg, log)
 	if cfg.Demo {
-		if err := publishDemo(ctx, c, st, svc); err != nil {
+		if err := dm.publish(ctx, c, st, list, icfg, log); err != nil {
 			return err
 		}
 	}
 	if err := startIndex(ctx, c, svc, log); err != nil {
 		return err
 	}
-	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log}
+	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log, demo: dm}
 	var oidcExchanger server.OIDCExchanger
 	if cfg.OIDCIssuer != "off" {
 		oidcExchanger = ingest.NewTrustedPublishing(ctx, st, svc.List, cfg.OIDCIssuer, cfg.OIDCAudience, log)
@@ -177,39 +182,11 @@ func loadList(path string) (*index.List, error) {
 	return l, nil
 }
 
-// publishDemo packs and publishes every bundled example when the store has no release yet.
-func publishDemo(ctx context.Context, c *cli, st *store.Store, svc *ingest.Service) error {
-	rels, err := st.AllReleases(ctx)
-	if err != nil || len(rels) > 0 {
-		return err
-	}
-	admin := ingest.Actor{Name: "demo", Admin: true}
-	for _, name := range examples.Names() {
-		var buf bytes.Buffer
-		if err := examples.Pack(name, &buf); err != nil {
-			return err
-		}
-		res, err := svc.Publish(ctx, ingest.PublishInput{Package: &buf, Actor: admin})
-		var rf *ingest.Refusal
-		if errors.As(err, &rf) {
-			fmt.Fprintf(c.stderr, "demo: example %s refused: %s\n", name, rf.Message)
-			for _, p := range rf.Problems {
-				fmt.Fprintf(c.stderr, "  %s\n", p)
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("demo: publish %s: %w", name, err)
-		}
-		fmt.Fprintf(c.stdout, "demo: published %s@%s\n", res.Release.PackageID, res.Release.Version)
-	}
-	return nil
-}
-
 // reloader re-reads plugins.yaml on SIGHUP or the admin API; a broken file keeps the
 // previous list and is reported.
 type reloader struct {
 	path string
+	demo *demo // under --demo, each reload rewrites the demo's plugins.yaml from path
 	svc  *ingest.Service
 	log  *slog.Logger
 	mu   sync.Mutex
@@ -219,7 +196,7 @@ type reloader struct {
 func (r *reloader) reload(ctx context.Context, actor string, force bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	l, err := loadList(r.path)
+	l, err := r.reloadList()
 	if err == nil {
 		err = r.svc.SetList(ctx, l, actor)
 		if err != nil && force {
