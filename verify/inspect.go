@@ -70,7 +70,7 @@ func inspectKandev(rep *Report, a *archive, opt Options) {
 		rep.Icon, iconProbs = icon(a, m.Icon)
 		examined = a.isFile(strings.TrimPrefix(m.Icon, "./"))
 	}
-	rep.Problems = append(rep.Problems, checkLimits(a, lim, manifestName, rep.Size)...)
+	rep.Problems = append(rep.Problems, checkLimits(a, lim, rep.Kind, manifestName, rep.Size)...)
 	rep.Problems = append(rep.Problems, supersede(probs.InFile(manifestName), examined)...)
 	rep.Problems = append(rep.Problems, iconProbs...)
 	rep.Problems = append(rep.Problems, packageChecksums(a, "", true)...)
@@ -98,7 +98,7 @@ func inspectExtension(rep *Report, a *archive, opt Options, base string) {
 	for i := range probs {
 		probs[i].File = file
 	}
-	rep.Problems = append(rep.Problems, checkLimits(a, opt.Plugin, file, rep.Size)...)
+	rep.Problems = append(rep.Problems, checkLimits(a, opt.Plugin, KindExtension, file, rep.Size)...)
 	rep.Problems = append(rep.Problems, probs...)
 	if base != "" {
 		rep.Problems = append(rep.Problems, outsideBase(a, base)...)
