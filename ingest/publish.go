@@ -22,7 +22,7 @@ import (
 // PublishInput is one package to publish.
 type PublishInput struct {
 	Package  io.Reader // the .tar.gz bytes
-	FileName string    // the uploaded file name, checked against the manifest when it is <id>-<version>.tar.gz
+	FileName string    // "<file id>-<version>.tar.gz" (see PackageFileName): required, authorised before the package is read
 	Bundle   []byte    // an optional detached Sigstore bundle (JSON)
 	Actor    Actor
 }
