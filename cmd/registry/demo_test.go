@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pluginyard/registry/examples"
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/verify/signature"
 )
@@ -139,6 +142,7 @@ func TestServeDemoShowsTrust(t *testing.T) {
 		}
 	}
 	checkDemoList(t, data, key)
+	checkTestRootIsScoped(t, addr)
 	stop()
 
 	_, out, stop = serveDemo(t, data)
@@ -150,6 +154,45 @@ func TestServeDemoShowsTrust(t *testing.T) {
 		t.Errorf("the second start generated a key:\n%s", out)
 	}
 	checkDemoList(t, data, key)
+}
+
+// checkTestRootIsScoped: the demo's test root verified the demo's own release only; the
+// running registry has no trusted root, so the same bundle sent through the API is refused.
+func checkTestRootIsScoped(t *testing.T, addr string) {
+	t.Helper()
+	rel, err := examples.SigstorePackage()
+	if err != nil || rel.Stale != nil {
+		t.Fatal(err, rel.Stale)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, part := range []struct {
+		field, name string
+		data        []byte
+	}{{"package", "slack-relay-1.2.0.tar.gz", rel.Package}, {"bundle", "slack-relay.sigstore.json", rel.Bundle}} {
+		w, err := mw.CreateFormFile(part.field, part.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(part.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/api/v1/packages", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer admin-secret")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	got, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusUnprocessableEntity || !bytes.Contains(got, []byte(`"signature.root.missing"`)) {
+		t.Errorf("the demo bundle through the API: %d %s; want 422 signature.root.missing (the test root must not be the registry's)", res.StatusCode, got)
+	}
 }
 
 // checkDemoList: the demo's plugins.yaml lists the key on hello-managed and requires it.
