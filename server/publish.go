@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/verify"
 )
 
 // maxBundleBytes bounds a detached Sigstore bundle (real ones are a few KiB).
@@ -32,6 +33,12 @@ type publishResponse struct {
 // published; an error answer means nothing was stored.
 func (s *Server) handlePublish(c echo.Context) error {
 	r := c.Request()
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		// Refused from the header, before a byte of the body is read; the connection
+		// closes, so the rest is never read either.
+		c.Response().Header().Set(echo.HeaderConnection, "close")
+		return errf(http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is %s; %s", verify.FormatSize(r.ContentLength), s.bodyLimit()))
+	}
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -52,14 +59,14 @@ func (s *Server) handlePublish(c echo.Context) error {
 			break
 		}
 		if err != nil {
-			return uploadError(&bodyError{err})
+			return s.uploadError(&bodyError{err})
 		}
 		switch part.FormName() {
 		case "bundle":
 			if bundle != nil {
 				return errf(http.StatusBadRequest, "send one \"bundle\" field")
 			}
-			if bundle, err = readBundle(part); err != nil {
+			if bundle, err = s.readBundle(part); err != nil {
 				return err
 			}
 		case "package":
@@ -70,7 +77,7 @@ func (s *Server) handlePublish(c echo.Context) error {
 				return err
 			}
 			if _, err := up.ReadFrom(bodyReader{part}); err != nil {
-				return uploadError(err)
+				return s.uploadError(err)
 			}
 		}
 		_ = part.Close()
@@ -85,15 +92,21 @@ func (s *Server) handlePublish(c echo.Context) error {
 	return c.JSON(publishStatus(res), publishResponseOf(res))
 }
 
-func readBundle(part io.Reader) ([]byte, error) {
+func (s *Server) readBundle(part io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(bodyReader{part}, maxBundleBytes+1))
 	if err != nil {
-		return nil, uploadError(err)
+		return nil, s.uploadError(err)
 	}
 	if len(b) > maxBundleBytes {
-		return nil, errf(http.StatusRequestEntityTooLarge, "the bundle is over 1 MiB")
+		return nil, errf(http.StatusRequestEntityTooLarge, fmt.Sprintf("the bundle is over %s; a detached Sigstore bundle may be at most that", verify.FormatSize(maxBundleBytes)))
 	}
 	return b, nil
+}
+
+// bodyLimit is the second half of every 413 for the publish body: the limit, and the
+// setting that changes it.
+func (s *Server) bodyLimit() string {
+	return fmt.Sprintf("this registry accepts at most %s (--max-body)", verify.FormatSize(s.cfg.MaxBodyBytes))
 }
 
 func publishStatus(res *ingest.PublishResult) int {
@@ -133,15 +146,16 @@ func (b bodyReader) Read(p []byte) (int, error) {
 }
 
 // uploadError turns a body over the limit into 413 and any other body read failure into
-// 400, whatever layer noticed it; other errors (a full disk: 507) pass through.
-func uploadError(err error) error {
+// 400, whatever layer noticed it; other errors (a full disk: 507) pass through. A body
+// over the limit without a Content-Length (chunked) stops here, at the limit.
+func (s *Server) uploadError(err error) error {
 	var (
 		mbe *http.MaxBytesError
 		be  *bodyError
 	)
 	switch {
 	case errors.As(err, &mbe):
-		return errf(http.StatusRequestEntityTooLarge, "the upload is over the registry's body limit")
+		return errf(http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is over %s; %s", verify.FormatSize(s.cfg.MaxBodyBytes), s.bodyLimit()))
 	case errors.As(err, &be):
 		return errf(http.StatusBadRequest, fmt.Sprintf("the multipart body is truncated or malformed (%v): send a complete multipart/form-data body", be.err))
 	}
