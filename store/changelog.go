@@ -152,7 +152,7 @@ func headingVersion(text string) string {
 	})
 	for _, w := range words {
 		w = strings.TrimPrefix(strings.TrimPrefix(w, "v"), "V")
-		if version.Valid(w) {
+		if w != "" && w[0] >= '0' && w[0] <= '9' && version.Valid(w) { // Valid formats an error for every other word
 			return w
 		}
 	}

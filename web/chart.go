@@ -88,7 +88,9 @@ func (c DownloadChart) viewBox() string {
 	return fmt.Sprintf("0 0 %d %d", c.Days*(chartBarWidth+chartGap)-chartGap, chartHeight)
 }
 
-func (c DownloadChart) width() string { return strconv.Itoa(c.Days*(chartBarWidth+chartGap) - chartGap) }
+func (c DownloadChart) width() string {
+	return strconv.Itoa(c.Days*(chartBarWidth+chartGap) - chartGap)
+}
 
 // Summary is the chart in one sentence, for every reader.
 func (c DownloadChart) Summary() string {
