@@ -108,9 +108,37 @@ var (
 
 func unknownKey(l *problem.List, data []byte, key toml.Key) {
 	name := key.String()
+	fix := "remove it or fix its spelling"
+	if s := suggestKey(key); s != "" {
+		fix = s + " Otherwise remove it"
+	}
 	if line := keyLine(data, key); line > 0 {
-		l.Errorf("extension.unknown", name, "unknown key %q at line %d; remove it or fix its spelling (known keys: manifest_version, name, version, description, protocol_version, runtime, kind, trigger_types, homepage, license, repository, [launch] type, package, version, command, args)", quoteValue(name), line)
+		l.Errorf("extension.unknown", name, "unknown key %q at line %d; %s (known keys: manifest_version, name, version, description, protocol_version, runtime, kind, trigger_types, homepage, license, repository, [launch] type, package, version, command, args)", quoteValue(name), line, fix)
 		return
 	}
-	l.Errorf("extension.unknown", name, "unknown key %q; remove it or fix its spelling", quoteValue(name))
+	l.Errorf("extension.unknown", name, "unknown key %q; %s", quoteValue(name), fix)
+}
+
+// Known keys by table, and names authors write for them (from package.json and Kandev
+// manifests); suggestKey offers one of them for an unknown key.
+var (
+	topKeys    = []string{"manifest_version", "name", "version", "description", "protocol_version", "runtime", "kind", "trigger_types", "launch", "homepage", "license", "repository"}
+	launchKeys = []string{"type", "package", "version", "command", "args"}
+	keyAliases = map[string]string{
+		"display_name": "name", "title": "name", "desc": "description", "summary": "description",
+		"repo": "repository", "repo_url": "repository", "url": "homepage", "website": "homepage",
+		"triggers": "trigger_types", "trigger_type": "trigger_types", "protocol": "protocol_version",
+		"cmd": "command", "arguments": "args", "pkg": "package",
+	}
+)
+
+// suggestKey is "did you mean `x`?" for an unknown top-level or [launch] key, or "".
+func suggestKey(key toml.Key) string {
+	switch {
+	case len(key) == 1:
+		return problem.DidYouMean(key[0], topKeys, keyAliases)
+	case len(key) == 2 && key[0] == "launch":
+		return problem.DidYouMean(key[1], launchKeys, keyAliases)
+	}
+	return ""
 }

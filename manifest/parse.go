@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -133,12 +134,45 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		if !ok {
 			if !d.warned[e.keyNode] {
 				d.warned[e.keyNode] = true
-				d.probs.Warnf("manifest.unknown_field", join(path, e.key), "expected a field of the Kandev manifest reference, found unknown field %q (line %d); hosts ignore it: remove it or check its spelling", truncate(e.key, 60), e.keyNode.Line)
+				d.probs.Warnf("manifest.unknown_field", join(path, e.key), "expected a field of the Kandev manifest reference, found unknown field %q (line %d); hosts ignore it: %s", truncate(e.key, 60), e.keyNode.Line, d.unknownFix(e.key, fields))
 			}
 			continue
 		}
 		d.decode(e.valueNode, v.Field(idx), join(path, e.key))
 	}
+}
+
+// maxSuggested bounds the unknown fields that get a "did you mean": a manifest made of
+// thousands of unknown keys then costs a bounded number of edit-distance comparisons.
+const maxSuggested = 20
+
+// fieldAliases are names authors write for a field under another name (from other
+// manifest formats); Suggest offers the target only where it is a field at that level.
+var fieldAliases = map[string]string{
+	"name": "display_name", "title": "display_name", "displayname": "display_name",
+	"desc": "description", "summary": "description",
+	"repo": "repo_url", "repository": "repo_url", "repository_url": "repo_url", "source": "repo_url",
+	"url": "homepage", "website": "homepage",
+	"category": "categories", "tags": "categories", "keywords": "categories",
+	"authors": "author", "publisher": "author",
+	"min_version": "min_kandev_version", "kandev_version": "min_kandev_version", "engines": "min_kandev_version",
+	"permissions": "capabilities",
+}
+
+// unknownFix is the advice for an unknown field: the nearest known field of its level when
+// one is near, else remove or respell.
+func (d *decoder) unknownFix(key string, fields map[string]int) string {
+	if len(d.warned) <= maxSuggested {
+		known := make([]string, 0, len(fields))
+		for name := range fields {
+			known = append(known, name)
+		}
+		sort.Strings(known)
+		if s := problem.DidYouMean(key, known, fieldAliases); s != "" {
+			return s + " Otherwise remove it"
+		}
+	}
+	return "remove it or check its spelling"
 }
 
 // mapping returns the effective entries of mapping n as yaml.v3 resolves them: its own keys
