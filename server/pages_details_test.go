@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -366,5 +367,56 @@ func TestPluginPageRepoStats(t *testing.T) {
 	}
 	if b.Find(`[data-testid="repo-pushed"]`).Length() != 0 {
 		t.Error("last push shown though sync did not see one")
+	}
+}
+
+// TestExtensionPageDetails publishes an npm-style extension with a CHANGELOG.md and reads
+// its changelog, its version's notes, the downloads panel and the absent repository
+// statistics on its page.
+func TestExtensionPageDetails(t *testing.T) {
+	e := newDetailsEnv(t)
+	toml := "manifest_version = 1\nname = \"acme-ext\"\nversion = \"1.2.0\"\nprotocol_version = 2\nruntime = \"node\"\n" +
+		"kind = \"trigger\"\ntrigger_types = [\"github-issue\"]\n\n[launch]\ntype = \"node\"\ncommand = \"index.js\"\n"
+	e.mustPublish("acme-ext-1.2.0.tar.gz", tarGz(t, map[string]string{
+		"package/curupira-extension.toml": toml,
+		"package/index.js":                "console.log('hi')\n",
+		"package/CHANGELOG.md":            "## 1.2.0\n\n- Triggers on issues.\n",
+	}))
+	doc := e.page("/extensions/acme-ext")
+	if got := texts(doc.Find(`[data-testid="runs-on"]`)); !cmp.Equal(got, []string{"Node.js: any system with Node.js installed."}) {
+		t.Errorf("runs on %q", got)
+	}
+	if got := texts(doc.Find(`[data-testid="changelog"] details h4`)); !cmp.Equal(got, []string{"1.2.0"}) {
+		t.Errorf("changelog headings %q", got)
+	}
+	if got := texts(doc.Find(`tr[data-notes-for="1.2.0"] .readme-notes`)); !cmp.Equal(got, []string{"Triggers on issues."}) {
+		t.Errorf("notes %q", got)
+	}
+	if got := doc.Find(`[data-testid="downloads-summary"]`).Text(); !strings.HasPrefix(got, "No downloads in the last 30 days") {
+		t.Errorf("downloads %q", got)
+	}
+	if doc.Find(`[data-testid="repo-stars"], [data-testid="repo-pushed"]`).Length() != 0 {
+		t.Error("repository statistics shown before any sync")
+	}
+}
+
+// TestReleaseNotesShownForNewestVersions publishes 22 releases, each with notes, and checks
+// the versions table shows notes for the newest 20 only, so the page stays small.
+func TestReleaseNotesShownForNewestVersions(t *testing.T) {
+	e := newDetailsEnv(t)
+	var changelog string
+	for i := range 22 {
+		v := fmt.Sprintf("1.%d.0", i)
+		changelog = "## " + v + "\n\n- Release " + v + ".\n\n" + changelog
+		e.mustPublish("acme-every-"+v+".tar.gz", managed(t, "acme-every", v, []string{"linux-amd64"}, "", map[string]string{"CHANGELOG.md": changelog}))
+	}
+	var got []string
+	e.page("/plugins/acme-every").Find(`tr[data-notes-for]`).Each(func(_ int, s *goquery.Selection) { got = append(got, s.AttrOr("data-notes-for", "")) })
+	var want []string
+	for i := 21; i >= 2; i-- {
+		want = append(want, fmt.Sprintf("1.%d.0", i))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("versions with notes shown (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,7 @@
 package verify_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -28,6 +29,7 @@ func TestChangelogKept(t *testing.T) {
 		{"plugin", withChecksums("", append(pluginFiles(t), file("CHANGELOG.md", "## 1.0.0\n"))...), "## 1.0.0\n", nil},
 		{"at the limit", withChecksums("", append(pluginFiles(t), file("CHANGELOG.md", atLimit))...), atLimit, nil},
 		{"over the limit", withChecksums("", append(pluginFiles(t), file("CHANGELOG.md", over))...), "", []string{"archive.changelog.size"}},
+		{"after 8 MiB of small files", withChecksums("", append(append(pluginFiles(t), filler(8)...), file("CHANGELOG.md", "## 1.0.0\n"))...), "## 1.0.0\n", nil},
 		{"none", validPlugin(t), "", nil},
 		{"npm-style extension", npm("## 1.2.0\n"), "## 1.2.0\n", nil},
 		{"npm-style extension over the limit", npm(over), "", []string{"archive.changelog.size"}},
@@ -52,4 +54,14 @@ func TestChangelogKept(t *testing.T) {
 			}
 		})
 	}
+}
+
+// filler is n files of 1 MiB each: what the reader keeps of small files that may be images
+// (8 MiB) is used up by them, which must not cost the changelog its place.
+func filler(n int) []entry {
+	var out []entry
+	for i := range n {
+		out = append(out, file(fmt.Sprintf("assets/filler-%d.bin", i), strings.Repeat(string(rune('a'+i)), 1<<20)))
+	}
+	return out
 }
