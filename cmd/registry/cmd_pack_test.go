@@ -33,6 +33,36 @@ func packTree(tb testing.TB, tree map[string]string) string {
 	return dir
 }
 
+// validPlugin is a minimal static web-app plugin that passes every verify rule.
+func validPlugin(id, version string) map[string]string {
+	return map[string]string{
+		"manifest.yaml": "id: " + id + "\napi_version: 2\nversion: \"" + version + "\"\ndisplay_name: Acme Board\n" +
+			"ui:\n  web_apps:\n    - key: main\n      title: Board\n      entry: ui/index.html\n      placements: [task-canvas]\n",
+		"ui/index.html": "<!doctype html><p>hi</p>\n",
+	}
+}
+
+// validExtension is a minimal Curupira extension that passes every verify rule.
+func validExtension(name, version string) map[string]string {
+	return map[string]string{"curupira-extension.toml": "manifest_version = 1\nname = \"" + name + "\"\nversion = \"" + version + "\"\n" +
+		"protocol_version = 2\nruntime = \"node\"\nkind = \"trigger\"\ntrigger_types = [\"github-issue\"]\n\n" +
+		"[launch]\ntype = \"node\"\ncommand = \"index.mjs\"\n",
+		"index.mjs": "process.exit(0)\n",
+	}
+}
+
+// with returns tree with the files of more added or replaced.
+func with(tree map[string]string, more map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range tree {
+		out[k] = v
+	}
+	for k, v := range more {
+		out[k] = v
+	}
+	return out
+}
+
 func runPack(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	c := &cli{stdout: &out, stderr: &errb, stdin: strings.NewReader(""), getenv: func(string) string { return "" }}
@@ -62,22 +92,22 @@ func TestPackDefaultName(t *testing.T) {
 	}{
 		{
 			name: "kandev manifest",
-			tree: map[string]string{"manifest.yaml": "id: acme-board\nversion: \"1.2.3\"\n", "ui/index.html": "<p>hi</p>\n"},
+			tree: validPlugin("acme-board", "1.2.3"),
 			want: "acme-board-1.2.3.tar.gz",
 		},
 		{
 			name: "scoped curupira extension",
-			tree: map[string]string{"curupira-extension.toml": "manifest_version = 1\nname = \"@acme/github-issues\"\nversion = \"0.3.0\"\n"},
+			tree: validExtension("@acme/github-issues", "0.3.0"),
 			want: "acme-github-issues-0.3.0.tar.gz",
 		},
 		{
 			name: "unscoped curupira extension",
-			tree: map[string]string{"curupira-extension.toml": "name = \"jira-trigger\"\nversion = \"2.0.0\"\n"},
+			tree: validExtension("jira-trigger", "2.0.0"),
 			want: "jira-trigger-2.0.0.tar.gz",
 		},
 		{
 			name: "manifest.yaml wins over the extension manifest",
-			tree: map[string]string{"manifest.yaml": "id: a\nversion: 1.0.0\n", "curupira-extension.toml": "name = \"b\"\nversion = \"2.0.0\"\n"},
+			tree: with(validPlugin("a", "1.0.0"), validExtension("b", "2.0.0")),
 			want: "a-1.0.0.tar.gz",
 		},
 	}
@@ -114,9 +144,8 @@ func TestPackDefaultName(t *testing.T) {
 }
 
 func TestPackExplicitOutputIsDeterministic(t *testing.T) {
-	src := packTree(t, map[string]string{"manifest.yaml": "id: x\nversion: 1.0.0\n", "server/plugin-linux-amd64": "#!/bin/sh\n"})
-	out := t.TempDir()
-	a, b := filepath.Join(out, "a.tar.gz"), filepath.Join(out, "b.tar.gz")
+	src := packTree(t, with(validPlugin("x", "1.0.0"), map[string]string{"server/plugin-linux-amd64": "#!/bin/sh\n"}))
+	a, b := filepath.Join(t.TempDir(), "x-1.0.0.tar.gz"), filepath.Join(t.TempDir(), "x-1.0.0.tgz")
 	for _, args := range [][]string{{src, "-o", a}, {"--output", b, src}} {
 		if code, _, stderr := runPack(args...); code != exitOK {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
@@ -188,13 +217,13 @@ func TestPackRefusals(t *testing.T) {
 			name:     "no DIR",
 			args:     func(src, out string) []string { return nil },
 			wantCode: exitUsage,
-			wantErr:  "usage: registry pack DIR",
+			wantErr:  "expected one source folder DIR",
 		},
 		{
 			name:     "two DIRs",
 			args:     func(src, out string) []string { return []string{src, src} },
 			wantCode: exitUsage,
-			wantErr:  "usage: registry pack DIR",
+			wantErr:  "expected one source folder DIR",
 		},
 		{
 			name: "DIR does not exist",
@@ -229,9 +258,11 @@ func TestPackRefusals(t *testing.T) {
 }
 
 func TestPackHelp(t *testing.T) {
-	code, _, stderr := runPack("-h")
-	if code != exitOK || !strings.Contains(stderr, "usage: registry pack DIR") {
-		t.Errorf("-h: exit %d stderr %q", code, stderr)
+	for _, arg := range []string{"-h", "--help"} {
+		code, stdout, _ := runPack(arg)
+		if code != exitOK || !strings.Contains(stdout, "usage: registry pack DIR [-o FILE] [--no-verify]") || !strings.Contains(stdout, "--no-verify") {
+			t.Errorf("%s: exit %d stdout %q", arg, code, stdout)
+		}
 	}
 }
 
@@ -246,5 +277,137 @@ func TestExtensionFileName(t *testing.T) {
 		if got := extension.FileID(in); got != want {
 			t.Errorf("extension.FileID(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestPackVerifies checks that pack refuses, with verify's rule ids, what the registry
+// would refuse, and leaves nothing behind: neither the output nor a temporary file.
+func TestPackVerifies(t *testing.T) {
+	badID := validPlugin("NC_Greeter!", "1.0.0")
+	tests := []struct {
+		name     string
+		tree     map[string]string
+		args     func(src, out string) []string
+		wantRule string
+	}{
+		{
+			name:     "invalid id, default name",
+			tree:     badID,
+			args:     func(src, out string) []string { return []string{src} },
+			wantRule: "[manifest.id.pattern]",
+		},
+		{
+			name:     "-o with another id",
+			tree:     validPlugin("acme-board", "1.2.3"),
+			args:     func(src, out string) []string { return []string{src, "-o", filepath.Join(out, "x.tar.gz")} },
+			wantRule: "error [package.filename]",
+		},
+		{
+			name:     "-o with another version",
+			tree:     validPlugin("acme-board", "1.2.3"),
+			args:     func(src, out string) []string { return []string{src, "-o", "acme-board-1.2.4.tar.gz"} },
+			wantRule: "error [package.filename]",
+		},
+		{
+			name:     "-o that is not a tarball name",
+			tree:     validPlugin("acme-board", "1.2.3"),
+			args:     func(src, out string) []string { return []string{src, "-o", "acme-board.bin"} },
+			wantRule: "error [package.filename]",
+		},
+		{
+			name:     "-o with the unscoped extension name",
+			tree:     validExtension("@acme/github-issues", "0.3.0"),
+			args:     func(src, out string) []string { return []string{src, "-o", "github-issues-0.3.0.tar.gz"} },
+			wantRule: "error [package.filename]",
+		},
+		{
+			name:     "executable the manifest names is missing",
+			tree:     with(validPlugin("acme-board", "1.2.3"), map[string]string{"manifest.yaml": "id: acme-board\napi_version: 2\nversion: 1.2.3\nruntime:\n  type: binary\n  executables:\n    linux-amd64: server/plugin-linux-amd64\n"}),
+			args:     func(src, out string) []string { return []string{src} },
+			wantRule: "[manifest.runtime.executables.missing]",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := packTree(t, tt.tree)
+			out := t.TempDir()
+			t.Chdir(out)
+			code, stdout, stderr := runPack(tt.args(src, out)...)
+			if code != exitInvalid || stdout != "" {
+				t.Errorf("exit %d stdout %q; want exit %d and no stdout", code, stdout, exitInvalid)
+			}
+			if !strings.Contains(stderr, tt.wantRule) || !strings.Contains(stderr, "was not written") {
+				t.Errorf("stderr %q; want rule %s and \"was not written\"", stderr, tt.wantRule)
+			}
+			if names := dirNames(t, out); len(names) != 0 {
+				t.Errorf("files left behind: %v", names)
+			}
+		})
+	}
+}
+
+// TestPackNoVerify checks that --no-verify writes what verification refuses.
+func TestPackNoVerify(t *testing.T) {
+	tests := []struct {
+		name string
+		tree map[string]string
+		args []string
+		want string
+	}{
+		{"invalid id", validPlugin("NC_Greeter!", "1.0.0"), nil, "NC_Greeter!-1.0.0.tar.gz"},
+		{"wrong -o", validPlugin("acme-board", "1.2.3"), []string{"-o", "board.tar.gz"}, "board.tar.gz"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := packTree(t, tt.tree)
+			out := t.TempDir()
+			t.Chdir(out)
+			code, stdout, stderr := runPack(append([]string{src, "--no-verify"}, tt.args...)...)
+			if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "wrote "+tt.want+" ") {
+				t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
+			}
+			if diff := cmp.Diff([]string{tt.want}, dirNames(t, out)); diff != "" {
+				t.Errorf("output dir (-want +got):\n%s", diff)
+			}
+			if code, _, _ := runVerify(t, filepath.Join(out, tt.want)); code != exitInvalid {
+				t.Errorf("verify of the --no-verify package: exit %d, want %d", code, exitInvalid)
+			}
+		})
+	}
+}
+
+// TestPackReportIsVerifys checks that pack prints, for a package it refuses, exactly what
+// `registry verify` prints for that package under the same name.
+func TestPackReportIsVerifys(t *testing.T) {
+	src := packTree(t, validPlugin("NC_Greeter!", "1.0.0"))
+	t.Chdir(t.TempDir())
+	const name = "NC_Greeter!-1.0.0.tar.gz"
+	code, _, refused := runPack(src)
+	if code != exitInvalid {
+		t.Fatalf("pack: exit %d, stderr %q", code, refused)
+	}
+	if code, _, stderr := runPack(src, "--no-verify"); code != exitOK {
+		t.Fatalf("pack --no-verify: exit %d, stderr %q", code, stderr)
+	}
+	_, report, _ := runVerify(t, name)
+	if !strings.HasPrefix(refused, report) || !strings.Contains(report, "[manifest.id.pattern]") {
+		t.Errorf("pack printed\n%s\nverify printed\n%s", refused, report)
+	}
+}
+
+// TestPackPrintsWarnings checks that a package with warnings only is written, and the
+// warnings are shown.
+func TestPackPrintsWarnings(t *testing.T) {
+	tree := validExtension("jira-trigger", "2.0.0")
+	tree["curupira-extension.toml"] = strings.Replace(tree["curupira-extension.toml"], `runtime = "node"`, `runtime = "deno"`, 1)
+	src := packTree(t, tree)
+	out := t.TempDir()
+	t.Chdir(out)
+	code, stdout, stderr := runPack(src)
+	if code != exitOK || !strings.HasPrefix(stdout, "wrote jira-trigger-2.0.0.tar.gz ") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "warning [extension.runtime.unknown]") || !strings.Contains(stderr, "valid, 0 errors, 1 warning") {
+		t.Errorf("stderr %q; want the warning and the summary", stderr)
 	}
 }
