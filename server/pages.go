@@ -43,16 +43,23 @@ func (s *Server) handleHome(c echo.Context) error {
 	}
 	q.Limit = pagePerPage
 	q.Offset = (page - 1) * pagePerPage
-	cards, total, err := s.searchCards(c.Request().Context(), q)
+	ctx := c.Request().Context()
+	cards, total, err := s.searchCards(ctx, q)
+	if err != nil {
+		return err
+	}
+	counts, err := s.categoryCounts(ctx, q)
 	if err != nil {
 		return err
 	}
 	p := web.HomePage{Meta: s.meta("", "Plugins, canvases and Curupira extensions, checked and signed.", "/"),
-		Query: q.Q, Kind: q.Kind, Category: q.Category, Sort: q.Sort, Cards: cards, Categories: s.categoryCounts(),
+		Query: q.Q, Kind: q.Kind, Category: q.Category, Sort: q.Sort, Cards: cards, Categories: counts,
 		Total: total, Page: page, PerPage: pagePerPage}
-	p.Meta.NavQuery = q.Q
+	p.Meta.PageSearch = true
 	if q.Q == "" && q.Category == "" && page == 1 {
-		p.Featured = s.featuredCards(q.Kind)
+		if p.Featured, err = s.featuredCards(ctx, q.Kind); err != nil {
+			return err
+		}
 	}
 	if page > 1 {
 		p.PrevURL = web.SearchURL(q.Q, q.Kind, q.Category, q.Sort, page-1)
@@ -75,39 +82,73 @@ func (s *Server) searchCards(ctx context.Context, q store.SearchQuery) ([]web.Ca
 			cards = append(cards, s.cardOf(it))
 		}
 	}
-	return cards, total, nil
+	return cards, total, s.markYanked(ctx, cards)
 }
 
-func (s *Server) featuredCards(kind string) []web.Card {
+func (s *Server) featuredCards(ctx context.Context, kind string) ([]web.Card, error) {
 	var out []web.Card
 	for _, it := range s.svc.Catalog().Items {
 		if it.Featured() && (kind == "" || it.Kind == kind) {
 			out = append(out, s.cardOf(it))
 		}
 	}
-	return out
+	return out, s.markYanked(ctx, out)
 }
 
-func (s *Server) categoryCounts() []web.CategoryCount {
-	counts := map[string]int{}
-	for _, it := range s.svc.Catalog().Items {
-		for _, cat := range it.Categories() {
-			counts[cat]++
+// markYanked sets YankedVersion on each card whose newest version (by version.Compare)
+// was yanked, so a card never hides that the version people may know was pulled.
+func (s *Server) markYanked(ctx context.Context, cards []web.Card) error {
+	for i := range cards {
+		rels, err := s.svc.Store().Releases(ctx, cards[i].ID)
+		if err != nil {
+			return err
 		}
+		var newest *store.Release
+		for _, r := range rels {
+			if newest == nil || version.Compare(r.Version, newest.Version) > 0 {
+				newest = r
+			}
+		}
+		if newest != nil && newest.Yanked {
+			cards[i].YankedVersion = newest.Version
+		}
+	}
+	return nil
+}
+
+// categoryCounts are the category filters for the packages matching q's free text and
+// kind: each count is what following that filter's link lists. Categories with nothing
+// to list are left out, except the one q selects, so the reader still sees it chosen.
+func (s *Server) categoryCounts(ctx context.Context, q store.SearchQuery) ([]web.CategoryCount, error) {
+	counts, err := s.svc.Store().CategoryCounts(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := counts[q.Category]; !ok && q.Category != "" {
+		counts[q.Category] = 0
 	}
 	out := make([]web.CategoryCount, 0, len(counts))
 	for name, n := range counts {
 		out = append(out, web.CategoryCount{Name: name, Count: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return out, nil
 }
 
 func (s *Server) cardOf(it *ingest.Item) web.Card {
 	return web.Card{ID: it.ID, Kind: it.Kind, Name: it.Name(), Author: it.Author(), Description: it.Description(),
 		Version: it.Latest.Version, IconURL: it.IconURL, Verified: it.Signature != nil,
 		Official: it.Entry != nil && it.Entry.Official, Downloads: it.Downloads, Categories: it.Categories(),
-		URL: strings.TrimPrefix(s.pageURL(it), s.cfg.PublicURL)}
+		URL: strings.TrimPrefix(s.pageURL(it), s.cfg.PublicURL), Publisher: publisherOf(it),
+		Deprecated: it.Package != nil && it.Package.DeprecatedReason != ""}
+}
+
+// publisherOf is the curated owner whose publisher page lists it: plugins.yaml owners[0].
+func publisherOf(it *ingest.Item) string {
+	if owners, _ := ownersOf(it); len(owners) > 0 {
+		return owners[0]
+	}
+	return ""
 }
 
 // handlePluginPage is GET /plugins/{id}: one plugin or canvas.
@@ -181,27 +222,32 @@ func launchCommand(typ, pkg, version, command string, args []string) string {
 }
 
 // handlePublisherPage is GET /publishers/{name}: what one publisher (a plugins.yaml owner)
-// maintains.
+// maintains. The page goes by the owner's name; the authors its manifests name are labels.
 func (s *Server) handlePublisherPage(c echo.Context) error {
 	name := c.Param("name")
-	var (
-		cards []web.Card
-		repos []string
-	)
+	var cards []web.Card
+	var repos, authors []string
 	for _, it := range s.svc.Catalog().Items {
 		owners, repo := ownersOf(it)
-		if slices.Contains(owners, name) {
-			cards = append(cards, s.cardOf(it))
-			if !slices.Contains(repos, repo) {
-				repos = append(repos, repo)
-			}
+		if !slices.Contains(owners, name) {
+			continue
+		}
+		cards = append(cards, s.cardOf(it))
+		if !slices.Contains(repos, repo) {
+			repos = append(repos, repo)
+		}
+		if a := it.Author(); a != "" && !slices.ContainsFunc(append(authors, name), func(b string) bool { return strings.EqualFold(a, b) }) {
+			authors = append(authors, a)
 		}
 	}
 	if len(cards) == 0 {
 		return errf(http.StatusNotFound, "no publisher named "+name+" maintains anything listed here")
 	}
+	if err := s.markYanked(c.Request().Context(), cards); err != nil {
+		return err
+	}
 	p := web.PublisherPage{Meta: s.meta(name, "Packages published by "+name, web.PublisherURL(name)), Name: name, Repos: repos,
-		Cards: cards, Total: len(cards), Page: 1, PerPage: len(cards)}
+		Authors: authors, Cards: cards, Total: len(cards), Page: 1, PerPage: len(cards)}
 	return render(c, http.StatusOK, web.Publisher(p))
 }
 
@@ -219,15 +265,21 @@ func (s *Server) handleCategoryPage(c echo.Context) error {
 		return err
 	}
 	q.Category, q.Limit, q.Offset = c.Param("name"), pagePerPage, (page-1)*pagePerPage
-	cards, total, err := s.searchCards(c.Request().Context(), q)
+	ctx := c.Request().Context()
+	cards, total, err := s.searchCards(ctx, q)
 	if err != nil {
 		return err
 	}
 	if total == 0 {
 		return errf(http.StatusNotFound, "no category named "+q.Category)
 	}
+	// The sidebar links to plain category pages (every kind, no query), so it counts those.
+	counts, err := s.categoryCounts(ctx, store.SearchQuery{Category: q.Category})
+	if err != nil {
+		return err
+	}
 	p := web.CategoryPage{Meta: s.meta(q.Category, "Packages in "+q.Category, web.CategoryURL(q.Category)), Name: q.Category,
-		Cards: cards, Categories: s.categoryCounts(), Total: total, Page: page, PerPage: pagePerPage}
+		Cards: cards, Categories: counts, Total: total, Page: page, PerPage: pagePerPage}
 	base := web.CategoryURL(q.Category)
 	if page > 1 {
 		p.PrevURL = fmt.Sprintf("%s?page=%d", base, page-1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -54,11 +55,11 @@ func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 	})
 }
 
-// Search returns the ids matching q in order, and the total number of matches.
-func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error) {
+// searchWhere is the WHERE condition of q (its free text, kind and category) and its
+// arguments.
+func searchWhere(q SearchQuery) (string, []any) {
 	where, args := []string{"1 = 1"}, []any{}
-	match := ftsQuery(q.Q)
-	if match != "" {
+	if match := ftsQuery(q.Q); match != "" {
 		where = append(where, "search MATCH ?")
 		args = append(args, match)
 	}
@@ -70,7 +71,13 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error
 		where = append(where, `(' ' || categories || ' ') LIKE ? ESCAPE '\'`)
 		args = append(args, "% "+likeEscape(q.Category)+" %")
 	}
-	cond := strings.Join(where, " AND ")
+	return strings.Join(where, " AND "), args
+}
+
+// Search returns the ids matching q in order, and the total number of matches.
+func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error) {
+	cond, args := searchWhere(q)
+	match := ftsQuery(q.Q)
 	var total int
 	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM search WHERE "+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: search count: %w", err)
@@ -92,6 +99,36 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error
 		ids = append(ids, id)
 	}
 	return ids, total, rows.Err()
+}
+
+// CategoryCounts counts, per category, the packages matching q's free text and kind
+// (q.Category, Sort, Limit and Offset are ignored): each count is the total that Search
+// returns for q with that category.
+func (s *Store) CategoryCounts(ctx context.Context, q SearchQuery) (map[string]int, error) {
+	q.Category = ""
+	cond, args := searchWhere(q)
+	rows, err := s.r.QueryContext(ctx, "SELECT categories FROM search WHERE "+cond, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: category counts: %w", err)
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for rows.Next() {
+		var cats string
+		if err := rows.Scan(&cats); err != nil {
+			return nil, fmt.Errorf("store: category counts: %w", err)
+		}
+		fields := strings.Fields(cats)
+		for i, c := range fields {
+			if !slices.Contains(fields[:i], c) { // a package counts once per category, as the LIKE filter does
+				counts[c]++
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: category counts: %w", err)
+	}
+	return counts, nil
 }
 
 // likeEscaper escapes LIKE's wildcards (% and _) and the escape character itself, for a

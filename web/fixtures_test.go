@@ -109,7 +109,7 @@ func samplePlugin() web.PluginPage {
 	card := web.Card{
 		ID: "acme-stats", Kind: web.KindPlugin, Name: "Acme Stats", Author: "Acme",
 		Description: "Task throughput charts.", Version: "1.2.0", Verified: true, Downloads: 1234,
-		Categories: []string{"analytics", "reporting"}, URL: "/plugins/acme-stats",
+		Categories: []string{"analytics", "reporting"}, URL: "/plugins/acme-stats", Publisher: "acme",
 	}
 	versions := sampleVersions(3)
 	versions[0].Yanked = true

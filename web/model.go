@@ -29,6 +29,9 @@ type Meta struct {
 	NavQuery string
 	// NoIndex asks search engines not to index the page (error pages).
 	NoIndex bool
+	// PageSearch: the page has its own search form (the home page), so the header leaves
+	// its search box out and the page has one.
+	PageSearch bool
 }
 
 // Card is one package in a list: a plugin, a canvas or a Curupira extension.
@@ -45,6 +48,13 @@ type Card struct {
 	Downloads   int64
 	Categories  []string
 	URL         string // the package's page, e.g. /plugins/{id}
+	// Publisher is the curated owner (plugins.yaml owners[0]) whose page lists the package;
+	// Author is what the manifest says.
+	Publisher  string
+	Deprecated bool // its owner deprecated the package
+	// YankedVersion is the newest version when it was yanked (the card shows the one
+	// before it); "" when the newest version is listed.
+	YankedVersion string
 }
 
 // CategoryCount is one category filter with the number of packages in it.
@@ -196,6 +206,7 @@ type PublisherPage struct {
 	Meta    Meta
 	Name    string
 	Repos   []string // GitHub repositories ("owner/name") the publisher releases from
+	Authors []string // the authors its packages' manifests name, shown as labels
 	Cards   []Card
 	Total   int
 	Page    int

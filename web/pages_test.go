@@ -75,7 +75,10 @@ func TestPages(t *testing.T) {
 		{"plugin", web.Plugin(samplePlugin()), []check{
 			{sel: "h1" + testid("package-name"), count: 1, text: "Acme Stats"},
 			{sel: testid("verified-publisher"), count: 1, text: "built by acme/kandev-stats, release.yml at refs/tags/v1.2.0"},
-			{sel: testid("author"), count: 1, attr: "href", attrValue: "/publishers/acme"},
+			{sel: testid("publisher-link"), count: 1, attr: "href", attrValue: "/publishers/acme"},
+			{sel: testid("publisher-link"), count: 1, text: "acme"},
+			{sel: testid("author"), count: 0}, // author "Acme" is the publisher "acme": one name, no label
+			{sel: testid("deprecation-notice"), count: 1, text: "This package is deprecated. Reason given: Merged into Acme Insights. Use acme-insights instead."},
 			{sel: testid("readme") + " h3", count: 1, text: "Acme Stats"},
 			{sel: testid("previews") + " img", count: 2, attr: "alt", attrValue: "The stats page with a week of throughput"},
 			{sel: testid("permissions-panel") + " li", count: 4},
