@@ -8,8 +8,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/pack"
 )
 
 // TestDocsReferenceIsFresh: the committed docs/reference is exactly what `registry docs`
@@ -79,4 +82,43 @@ func keysOf(m map[string][]byte) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestVerifyLinksTheReference: each problem `registry verify` prints is followed by its
+// rule's reference link: the path on any registry by default, absolute on REGISTRY_URL
+// when set, in the text and in --json (doc_url).
+func TestVerifyLinksTheReference(t *testing.T) {
+	manifest := "id: acme-hello\napi_version: 3\nversion: \"1.0.0\"\nruntime:\n  type: binary\n  executables:\n    linux-amd64: server/plugin-linux-amd64\n"
+	var buf bytes.Buffer
+	if err := pack.FS(fstest.MapFS{
+		"manifest.yaml":             {Data: []byte(manifest)},
+		"server/plugin-linux-amd64": {Data: []byte("#!/bin/sh\n"), Mode: 0o755},
+	}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "acme-hello-1.0.0.tar.gz")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, registryURL, want string
+		args                    []string
+	}{
+		{"text, relative", "", "    see /docs/reference/kandev-manifest#manifest.api_version.value\n", nil},
+		{"text, REGISTRY_URL", "https://plugins.example.com/", "    see https://plugins.example.com/docs/reference/kandev-manifest#manifest.api_version.value\n", nil},
+		{"json, REGISTRY_URL", "https://plugins.example.com", `"doc_url": "https://plugins.example.com/docs/reference/kandev-manifest#manifest.api_version.value"`, []string{"--json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			env := map[string]string{"REGISTRY_URL": tt.registryURL}
+			c := &cli{stdout: &stdout, stderr: &stderr, stdin: strings.NewReader(""), getenv: func(k string) string { return env[k] }}
+			if code := run(context.Background(), append([]string{"verify", file}, tt.args...), c); code != exitInvalid {
+				t.Fatalf("exit %d, want %d; stderr %s", code, exitInvalid, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, stdout.String())
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/rules"
 	"github.com/pluginyard/registry/verify"
 )
 
@@ -22,8 +23,10 @@ curupira-extension.toml), and FILE's base name: a name ending in .tar.gz (or .tg
 exactly <id>-<version>.tar.gz (or .tgz), with the manifest's id and version ("@scope/name"
 written "scope-name"), else it is an error (package.filename); any other name draws that
 rule as a warning only.
-Prints the problems grouped by file and field, then a summary line; --json prints
-{"ok","id","version","kind","sha256","problems":[{"rule","path","file","message","severity"}]}.
+Prints the problems grouped by file and field, each with a link to its rule's entry in the
+rule reference (on the registry at REGISTRY_URL when set, else the path /docs/reference/…
+that every registry serves), then a summary line; --json prints
+{"ok","id","version","kind","sha256","problems":[{"rule","path","file","message","severity","doc_url"}]}.
 Exit status: 0 when valid (warnings allowed), 1 when invalid, 2 on usage or I/O errors.`,
 	Example: "registry verify acme-hello-1.0.0.tar.gz\nregistry verify acme-hello-1.0.0.tar.gz --json",
 }
@@ -54,6 +57,7 @@ func cmdVerify(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "registry verify: %v\n", err)
 		return exitUsage
 	}
+	rep.Problems = rep.Problems.WithDocs(rules.Linker(c.getenv("REGISTRY_URL")))
 	if *asJSON {
 		err = writeVerifyJSON(c.stdout, rep)
 	} else {
@@ -112,6 +116,9 @@ func writeVerifyText(w io.Writer, path string, rep *verify.Report) error {
 				where = safe(p.Path) + ": "
 			}
 			ew.printf("  %s%s [%s] %s\n", where, p.Severity, p.Rule, safe(p.Message))
+			if link := docLink(p); link != "" {
+				ew.printf("    see %s\n", safe(link))
+			}
 		}
 	}
 	verdict := "valid"
@@ -120,6 +127,15 @@ func writeVerifyText(w io.Writer, path string, rep *verify.Report) error {
 	}
 	ew.printf("\n%s: %s, %s, %s\n", safe(path), verdict, plural(len(rep.Problems.Errors()), "error"), plural(len(rep.Problems.Warnings()), "warning"))
 	return ew.err
+}
+
+// docLink is the problem's rule reference link: its DocURL, else the path of the rule's
+// entry on any registry (so `pack`, which prints this report too, links the same entries).
+func docLink(p problem.Problem) string {
+	if p.DocURL != "" {
+		return p.DocURL
+	}
+	return rules.DocPath(p.Rule)
 }
 
 type problemGroup struct {
