@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/rules"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/version"
 	"github.com/pluginyard/registry/web"
@@ -290,9 +291,16 @@ func (s *Server) handleCategoryPage(c echo.Context) error {
 	return render(c, http.StatusOK, web.Category(p))
 }
 
-// handleDocs is GET /docs and /docs/{authors|operators}.
+// handleDocs is GET /docs, /docs/{authors|operators}, /docs/reference and
+// /docs/reference/{section}.
 func (s *Server) handleDocs(c echo.Context) error {
 	section := c.Param("section")
+	switch {
+	case c.Path() == rules.DocsPath+"/:section":
+		return s.docsReference(c, section)
+	case section == "reference":
+		return s.docsReference(c, "")
+	}
 	title := map[string]string{web.DocsIndex: "Documentation", web.DocsAuthors: "Publishing from CI", web.DocsOperators: "Running the registry"}
 	t, ok := title[section]
 	if !ok {
@@ -303,6 +311,19 @@ func (s *Server) handleDocs(c echo.Context) error {
 		path += "/" + section
 	}
 	return render(c, http.StatusOK, web.Docs(web.DocsPage{Meta: s.meta(t, t, path), Section: section, PublicURL: s.cfg.PublicURL}))
+}
+
+// docsReference renders the rule reference overview (section "") or one section.
+func (s *Server) docsReference(c echo.Context, section string) error {
+	title, path := "Rule reference", rules.DocsPath
+	if section != "" {
+		sec, ok := rules.SectionOf(section)
+		if !ok {
+			return errf(http.StatusNotFound, "no rule reference section "+section)
+		}
+		title, path = sec.Title, rules.DocsPath+"/"+section
+	}
+	return render(c, http.StatusOK, web.Reference(web.ReferencePage{Meta: s.meta(title, title, path), Section: section}))
 }
 
 // handleStatic is GET /static/{hashed name}: embedded CSS, JS and icons, cached for a year.

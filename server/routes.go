@@ -58,6 +58,7 @@ func (s *Server) routes() {
 	getHead(e, "/categories/:name", s.handleCategoryPage)
 	getHead(e, "/docs", s.handleDocs)
 	getHead(e, "/docs/:section", s.handleDocs)
+	getHead(e, "/docs/reference/:section", s.handleDocs)
 	e.RouteNotFound("/*", func(c echo.Context) error { return errf(http.StatusNotFound, "page not found") })
 }
 
