@@ -18,10 +18,13 @@
 //
 // What is refused rather than silently skipped or rewritten: a tree that already holds
 // checksums.txt or checksums.txt.sig at its root (pack writes the first and a signer writes
-// the second after packing), symlinks, and anything that is not a regular file or a
-// directory (devices, sockets, FIFOs), and paths a host or sha256sum could not read back
-// (a backslash, a control character, invalid UTF-8). Hidden files such as .DS_Store are
-// included like any other file: what is in the tree is what is in the package. Empty
+// the second after packing), symlinks, anything that is not a regular file or a directory
+// (devices, sockets, FIFOs), paths a host or sha256sum could not read back (a backslash, a
+// control character, invalid UTF-8), and a .git folder or file at any depth (a
+// repository's history and config, which the package would publish: pack a copy of the
+// committed files instead, e.g. from `git archive HEAD`). Other hidden files such as
+// .DS_Store are included like any other file: what is in the tree is what is in the
+// package. Empty
 // directories carry no file and so do not appear.
 package pack
 
@@ -52,6 +55,9 @@ const (
 	ChecksumsFile    = "checksums.txt"
 	ChecksumsSigFile = "checksums.txt.sig"
 )
+
+// GitDir is the name of Git's metadata folder (or, in a worktree, file), refused at any depth.
+const GitDir = ".git"
 
 // Modes of the entries: executables under server/ and everything else.
 const (
@@ -152,6 +158,13 @@ func list(fsys fs.FS) ([]string, error) {
 		}
 		if msg := check(p, d.Type()); msg != "" {
 			bad = append(bad, msg)
+			return nil
+		}
+		if d.Name() == GitDir {
+			bad = append(bad, fmt.Sprintf("%s is Git metadata (the repository's history and config); a package would publish it: pack a copy of the committed files instead, e.g. from `git archive HEAD`", p))
+			if d.IsDir() {
+				return fs.SkipDir
+			}
 			return nil
 		}
 		if d.Type().IsRegular() {

@@ -290,6 +290,16 @@ func TestRefusals(t *testing.T) {
 			want: []string{"control character"},
 		},
 		{
+			name: "a repository's .git folder",
+			tree: map[string]string{"manifest.yaml": "id: x\n", ".git/config": "[remote]\n", ".git/HEAD": "ref\n", ".github/workflows/release.yml": "on: push\n"},
+			want: []string{".git is Git metadata", "git archive HEAD"},
+		},
+		{
+			name: "a worktree's .git file, deeper down",
+			tree: map[string]string{"manifest.yaml": "id: x\n", "vendor/lib/.git": "gitdir: /elsewhere\n"},
+			want: []string{"vendor/lib/.git is Git metadata"},
+		},
+		{
 			name: "nothing to pack",
 			tree: map[string]string{},
 			setup: func(t *testing.T, dir string) {
@@ -365,5 +375,19 @@ func TestTreeErrorListsEveryEntry(t *testing.T) {
 	}
 	if !strings.HasPrefix(err.Error(), "pack "+dir+": 3 entries cannot be packed:\n  ") {
 		t.Errorf("error text = %q", err)
+	}
+}
+
+// TestGitFolderIsOneProblem checks that a .git folder is refused once, not once per file
+// of the repository's history.
+func TestGitFolderIsOneProblem(t *testing.T) {
+	dir := writeTree(t, map[string]string{"manifest.yaml": "id: x\n", ".git/config": "c", ".git/objects/ab/cdef": "o", ".git/HEAD": "h"})
+	err := pack.Dir(dir, io.Discard)
+	var te *pack.TreeError
+	if !errors.As(err, &te) {
+		t.Fatalf("pack.Dir: %v, want a *TreeError", err)
+	}
+	if len(te.Problems) != 1 || !strings.HasPrefix(te.Problems[0], ".git is Git metadata") {
+		t.Errorf("problems %q, want one about .git", te.Problems)
 	}
 }

@@ -27,7 +27,8 @@ var packHelp = help{
 	Usage:   "registry pack DIR [-o FILE] [--no-verify]",
 	About: `Packs DIR into a package tarball: files sorted by path, fixed time and owner, server/* mode
 0755 and the rest 0644, checksums.txt generated and written last. DIR must not already hold
-checksums.txt or checksums.txt.sig.
+checksums.txt or checksums.txt.sig, nor a .git folder (pack a copy of the committed files,
+e.g. from ` + "`git archive HEAD`" + `, instead).
 
 The package is then checked exactly as ` + "`registry verify FILE`" + ` checks it (the server's own
 checks). An invalid package is not written: its problems are printed on stderr as verify
