@@ -210,10 +210,12 @@ func TestPreviewRefusals(t *testing.T) {
 		"/page.png":      serve([]byte("<!doctype html><html><body>not an image</body></html>")),
 		"/anim.gif":      serve([]byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;")),
 		"/away.png":      redirectTo(outside.URL + "/cover.png"),
-		"/plain.png":     redirectTo("http://" + host0(outside) + "/cover.png"),
-		"/hop.png":       redirectTo("/ok.jpg"),
-		"/gone.png":      http.NotFound,
-		"/loop.png":      redirectTo("/loop.png"),
+		"/plain.png": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://"+r.Host+"/ok.jpg", http.StatusFound) // an allowed host, in the clear
+		},
+		"/hop.png":  redirectTo("/ok.jpg"),
+		"/gone.png": http.NotFound,
+		"/loop.png": redirectTo("/loop.png"),
 	})
 	tests := []struct {
 		path string
@@ -261,6 +263,9 @@ func TestPreviewRefusals(t *testing.T) {
 	}
 	if n := outside.total(); n != 0 {
 		t.Errorf("the host off the allow-list got %d requests, want none", n)
+	}
+	if n := host.count("/loop.png"); n != maxPreviewRedirects+1 {
+		t.Errorf("a redirect loop was followed %d times, want the first request and %d redirects", n, maxPreviewRedirects)
 	}
 	p, _ := s.Preview(disallowed)
 	if !strings.Contains(p.Error, host0(outside)) || !strings.Contains(p.Error, PreviewHostsSetting) {
@@ -358,12 +363,12 @@ func TestListedPreviewOnlyListed(t *testing.T) {
 	if p := s.ListedPreview(sha); p == nil {
 		t.Errorf("the copy of a listed package is not served")
 	}
+	if p := s.ListedPreview(strings.Repeat("0", 64)); p != nil {
+		t.Errorf("an unknown sha is served: %+v", p)
+	}
 	reload(t, s, previewList())
 	if p := s.ListedPreview(sha); p != nil {
 		t.Errorf("a copy the list no longer shows is served: %+v", p)
-	}
-	if p := s.ListedPreview(strings.Repeat("0", 64)); p != nil {
-		t.Errorf("an unknown sha is served: %+v", p)
 	}
 }
 
