@@ -1,13 +1,21 @@
 package server_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/pack"
 )
 
 // sidebar reads the category filter of a listing page: name → count, and name → link.
@@ -178,4 +186,59 @@ func TestOneSearchBox(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCategoryCountedOncePerPackage publishes a manifest that names a category twice: the
+// sidebar counts the package once, as the filter lists it once.
+func TestCategoryCountedOncePerPackage(t *testing.T) {
+	e := newEnv(t, "")
+	data := pkg(t, "acme-hello", "1.0.0", "Says hello")
+	e.mustPublish("acme-hello-1.0.0.tar.gz", repack(t, data, "categories: [tools]", "categories: [tools, analytics, tools]"))
+	counts, links := sidebar(t, e.page("/"))
+	if diff := cmp.Diff(map[string]int{"analytics": 1, "tools": 1}, counts); diff != "" {
+		t.Errorf("sidebar counts (-want +got):\n%s", diff)
+	}
+	if got := e.page(links["tools"]).Find(resultCardSel).Length(); got != 1 {
+		t.Errorf("the tools filter lists %d packages, want 1", got)
+	}
+}
+
+// repack rewrites manifest.yaml in a package built by pkg, replacing old with new, and
+// packs it again (pack writes a fresh checksums.txt).
+func repack(t *testing.T, data []byte, old, new string) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg || h.Name == "checksums.txt" {
+			continue
+		}
+		if h.Name == "manifest.yaml" {
+			if !bytes.Contains(b, []byte(old)) {
+				t.Fatalf("manifest.yaml has no %q", old)
+			}
+			b = bytes.ReplaceAll(b, []byte(old), []byte(new))
+		}
+		fsys[h.Name] = &fstest.MapFile{Data: b, Mode: fs.FileMode(h.Mode)}
+	}
+	var buf bytes.Buffer
+	if err := pack.FS(fsys, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
