@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,6 +99,18 @@ func targets(l *index.List) []target {
 // repository it was answered for: that one is skipped (reported rate limited, its state
 // kept) until its own deadline, at most MaxRateLimitDelay away, and the others go on.
 func (s *Syncer) Round(ctx context.Context) Summary {
+	sum, _ := s.round(ctx)
+	return sum
+}
+
+// reach is how many repositories of a round reached the GitHub API, and why the others
+// could not.
+type reach struct {
+	reached, unreachable int
+	cause                error // the first failure to reach the API
+}
+
+func (s *Syncer) round(ctx context.Context) (Summary, reach) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev, err := s.states(ctx)
@@ -106,6 +120,7 @@ func (s *Syncer) Round(ctx context.Context) Summary {
 	now := s.now()
 	var (
 		sum   Summary
+		rch   reach
 		dirty bool
 	)
 	for _, t := range targets(s.svc.List()) {
@@ -114,9 +129,13 @@ func (s *Syncer) Round(ctx context.Context) Summary {
 		}
 		var r Result
 		if until := deferredUntil(prev[t.key], now); until.IsZero() {
-			var changed bool
-			r, changed = s.checkRepo(ctx, t, prev[t.key])
+			var (
+				changed bool
+				cause   error
+			)
+			r, changed, cause = s.checkRepo(ctx, t, prev[t.key])
 			dirty = dirty || changed
+			rch.add(cause)
 		} else {
 			r = Result{Repo: t.repo, Outcome: store.SyncRateLimited, RateLimitedUntil: until, NotChecked: true}
 		}
@@ -130,7 +149,92 @@ func (s *Syncer) Round(ctx context.Context) Summary {
 			s.log.Error("sync: rebuild after repository statistics", "err", err)
 		}
 	}
-	return sum
+	return sum, rch
+}
+
+func (r *reach) add(cause error) {
+	if cause == nil {
+		r.reached++
+		return
+	}
+	r.unreachable++
+	if r.cause == nil {
+		r.cause = cause
+	}
+}
+
+// logRound is the one log line of a round (the per-repository results are at debug
+// level, and in GET /api/v1/admin/sync): what it found, or that GitHub could not be
+// reached at all, and when the next round is.
+func (s *Syncer) logRound(sum Summary, r reach, next time.Duration) {
+	n := len(sum.Results)
+	if r.reached == 0 && r.unreachable > 0 {
+		s.log.Warn(fmt.Sprintf("sync: %d repositories, 0 reachable: GitHub API %s unreachable (%s), retrying in %s",
+			n, s.gh.base.Host, unreachableCause(r.cause), shortDuration(next)))
+		return
+	}
+	line := "sync: " + sum.String() + publishedList(sum)
+	if r.unreachable > 0 {
+		line += fmt.Sprintf(" (%d of them could not reach the GitHub API: %s)", r.unreachable, unreachableCause(r.cause))
+	}
+	line += "; next round in " + shortDuration(next)
+	if sum.Failed+sum.Errors > 0 {
+		s.log.Warn(line + "; per repository: GET /api/v1/admin/sync")
+		return
+	}
+	s.log.Info(line)
+}
+
+// publishedList names what a round published, the first few of it: " (published a@1.0.0, b@2.1.0)".
+func publishedList(sum Summary) string {
+	const shown = 5
+	var all []string
+	for _, r := range sum.Results {
+		all = append(all, r.Published...)
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	if len(all) > shown {
+		return fmt.Sprintf(" (published %s and %d more)", strings.Join(all[:shown], ", "), len(all)-shown)
+	}
+	return " (published " + strings.Join(all, ", ") + ")"
+}
+
+// isUnreachable reports whether err means no answer came from the API at all: a name
+// that does not resolve, a refused or dropped connection, a timeout.
+func isUnreachable(err error) bool {
+	var (
+		op  *net.OpError
+		dns *net.DNSError
+		ue  *url.Error
+	)
+	return errors.As(err, &op) || errors.As(err, &dns) || (errors.As(err, &ue) && ue.Timeout())
+}
+
+// unreachableCause is the network's own words, without the URL around them.
+func unreachableCause(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// shortDuration writes 15m rather than 15m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func (s *Syncer) states(ctx context.Context) (map[string]store.SyncState, error) {
@@ -178,15 +282,16 @@ func (s *Syncer) SyncStates(ctx context.Context) ([]store.SyncState, error) {
 	return out, nil
 }
 
-// Run does a round now and then every interval until ctx ends, calling report after each.
-// A rate-limited repository sits rounds out until its own deadline; the others keep the
-// interval.
+// Run does a round now and then every interval until ctx ends, logging one summary line
+// and calling report (when set) after each. A rate-limited repository sits rounds out
+// until its own deadline; the others keep the interval.
 func (s *Syncer) Run(ctx context.Context, every time.Duration, report func(Summary)) {
 	for {
-		sum := s.Round(ctx)
+		sum, rch := s.round(ctx)
 		if ctx.Err() != nil {
 			return
 		}
+		s.logRound(sum, rch, every)
 		if report != nil {
 			report(sum)
 		}
@@ -208,11 +313,13 @@ type check struct {
 	res       Result
 	concluded bool     // the latest release was evaluated (or was unchanged)
 	syncRules []string // failures found by sync itself, before the pipeline (audited here)
+	// unreachable is set when the API gave no answer at all (see isUnreachable).
+	unreachable error
 }
 
 // checkRepo checks one repository, records the state, and reports whether repository
-// statistics changed.
-func (s *Syncer) checkRepo(ctx context.Context, t target, prev store.SyncState) (Result, bool) {
+// statistics changed, and, when the GitHub API could not be reached, why.
+func (s *Syncer) checkRepo(ctx context.Context, t target, prev store.SyncState) (Result, bool, error) {
 	c := &check{t: t, prev: prev, next: prev, res: Result{Repo: t.repo}}
 	c.next.Repo, c.next.CheckedAt = t.key, s.now()
 	c.next.Error, c.next.Rules, c.next.RateLimitedUntil = "", nil, nil
@@ -225,7 +332,7 @@ func (s *Syncer) checkRepo(ctx context.Context, t target, prev store.SyncState) 
 		c.res.Outcome = store.SyncUnchanged
 	}
 	s.finish(ctx, c)
-	return c.res, changed
+	return c.res, changed, c.unreachable
 }
 
 // refreshRepo reads the repository's ids and statistics; false when the check cannot go on.
@@ -382,15 +489,10 @@ func (s *Syncer) finish(ctx context.Context, c *check) {
 	}
 }
 
+// logResult logs one repository's result at debug level: the round's summary line
+// (logRound) is what an operator reads at start and every interval after.
 func (s *Syncer) logResult(r Result) {
-	switch r.Outcome {
-	case store.SyncUnchanged:
-		s.log.Debug("sync", "result", r.String())
-	case store.SyncPublished:
-		s.log.Info("sync", "result", r.String())
-	default:
-		s.log.Warn("sync", "result", r.String())
-	}
+	s.log.Debug("sync", "result", r.String(), "outcome", r.Outcome)
 }
 
 func transientOutcome(o string) bool { return o == store.SyncError || o == store.SyncRateLimited }
@@ -439,6 +541,9 @@ func (c *check) apiError(err error, rule, format string, args ...any) {
 	case errors.As(err, &se) && se.Status == http.StatusNotFound:
 		c.fail(rule, format, args...)
 	default:
+		if isUnreachable(err) {
+			c.unreachable = err
+		}
 		c.errored(err)
 	}
 }

@@ -145,8 +145,8 @@ func backgroundSync(cfg Config, svc *ingest.Service, log *slog.Logger) (server.S
 	if err != nil {
 		return nil, nil, err
 	}
-	run := func(ctx context.Context) {
-		s.Run(ctx, cfg.SyncInterval, func(sum pull.Summary) { log.Info("sync round", "total", sum.String()) })
-	}
+	// The syncer logs one summary line per round itself; the per-repository results are
+	// at debug level and in GET /api/v1/admin/sync.
+	run := func(ctx context.Context) { s.Run(ctx, cfg.SyncInterval, nil) }
 	return s, run, nil
 }
