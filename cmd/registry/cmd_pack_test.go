@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -409,5 +410,30 @@ func TestPackPrintsWarnings(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "warning [extension.runtime.unknown]") || !strings.Contains(stderr, "valid, 0 errors, 1 warning") {
 		t.Errorf("stderr %q; want the warning and the summary", stderr)
+	}
+}
+
+// BenchmarkPack measures pack with and without the verification pass, for a plugin whose
+// one large file is of each size (random bytes: gzip cannot shrink them).
+func BenchmarkPack(b *testing.B) {
+	for _, size := range []int{1 << 20, 8 << 20, 32 << 20} {
+		data := make([]byte, size)
+		_, _ = rand.NewChaCha8([32]byte{}).Read(data)
+		src := packTree(b, with(validPlugin("acme-board", "1.0.0"), map[string]string{"ui/data.bin": string(data)}))
+		out := filepath.Join(b.TempDir(), "acme-board-1.0.0.tar.gz")
+		for _, mode := range []string{"verify", "no-verify"} {
+			args := []string{src, "-o", out}
+			if mode == "no-verify" {
+				args = append(args, "--no-verify")
+			}
+			b.Run(fmt.Sprintf("%dMiB/%s", size>>20, mode), func(b *testing.B) {
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					if code, _, stderr := runPack(args...); code != exitOK {
+						b.Fatalf("exit %d: %s", code, stderr)
+					}
+				}
+			})
+		}
 	}
 }
