@@ -2,9 +2,11 @@ package examples_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -64,9 +66,22 @@ func TestPackSignedVerifies(t *testing.T) {
 			t.Errorf("%s changed by signing (-want +got):\n%s", name, diff)
 		}
 	}
+	if got, want := gzipHeader(t, signed), gzipHeader(t, mustPack(t, "hello-managed")); got != want {
+		t.Errorf("gzip header %+v, want pack's %+v", got, want)
+	}
 	if m := files["checksums.txt.sig"].Mode; m != 0o644 {
 		t.Errorf("checksums.txt.sig mode %o, want 644", m)
 	}
+}
+
+// gzipHeader is what the gzip header of pkg says of its origin.
+func gzipHeader(tb testing.TB, pkg []byte) string {
+	tb.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(pkg))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fmt.Sprintf("os %d, name %q, comment %q, mtime %d", zr.OS, zr.Name, zr.Comment, zr.ModTime.Unix())
 }
 
 func TestPackSignedIsDeterministic(t *testing.T) {

@@ -84,11 +84,16 @@ func SigstorePackage() (*SigstoreRelease, error) {
 	if err := Pack(SigstoreExample, &buf); err != nil {
 		return nil, err
 	}
+	return sigstoreRelease(buf.Bytes())
+}
+
+// sigstoreRelease pairs pkg with the demo bundle when the bundle signs it.
+func sigstoreRelease(pkg []byte) (*SigstoreRelease, error) {
 	v, err := SigstoreVerifier()
 	if err != nil {
 		return nil, err
 	}
-	rel := &SigstoreRelease{Package: buf.Bytes()}
+	rel := &SigstoreRelease{Package: pkg}
 	if _, err := v.VerifyBundle(sigstoreBundle, bytes.NewReader(rel.Package), SigstoreIdentity); err != nil {
 		rel.Stale = fmt.Errorf("the committed demo bundle %s does not sign this build of %s: %w; "+
 			"regenerate it with `go test ./examples -run TestDemoSigstoreBundle -update`", SigstoreBundlePath, SigstoreExample, err)

@@ -25,12 +25,17 @@ import (
 // serveDemo runs `serve --demo` on data with the repository's plugins.yaml until stop.
 func serveDemo(t *testing.T, data string) (addr string, stdout *syncBuffer, stop func()) {
 	t.Helper()
+	return serveDemoList(t, data, "../../plugins.yaml")
+}
+
+func serveDemoList(t *testing.T, data, list string) (addr string, stdout *syncBuffer, stop func()) {
+	t.Helper()
 	addr = freeAddr(t)
 	c, out, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "admin-secret"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- cmdServe(ctx, c, []string{"--demo", "--addr", addr, "--data", data, "--plugins", "../../plugins.yaml"})
+		done <- cmdServe(ctx, c, []string{"--demo", "--addr", addr, "--data", data, "--plugins", list})
 	}()
 	for i := 0; ; i++ {
 		if res, err := http.Get("http://" + addr + "/healthz"); err == nil {
@@ -243,8 +248,8 @@ func TestWithEd25519Key(t *testing.T) {
 				t.Fatalf("ok = %v, err = %v; want ok %v", ok, err, tt.ok)
 			}
 			l, probs := index.ParseList(out)
-			if probs.HasErrors() {
-				t.Fatalf("the edited list does not parse: %v\n%s", probs, out)
+			if len(probs) > 0 { // a repeated key is a warning: the demo's list must lint clean
+				t.Fatalf("the edited list has problems: %v\n%s", probs, out)
 			}
 			if !tt.ok {
 				if string(out) != tt.src {
@@ -282,4 +287,39 @@ func TestDemoRefusesAMalformedKey(t *testing.T) {
 	if raw, _ := os.ReadFile(path); string(raw) != "not a key\n" {
 		t.Errorf("the damaged key file was replaced: %q", raw)
 	}
+}
+
+// TestDemoReloadKeepsTheKey: a reload rewrites the demo's plugins.yaml from --plugins, so an
+// edit takes effect and the demo key stays listed.
+func TestDemoReloadKeepsTheKey(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "plugins.yaml")
+	orig, err := os.ReadFile("../../plugins.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(list, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	addr, _, stop := serveDemoList(t, data, list)
+	defer stop()
+	edited := strings.Replace(string(orig), "    categories: [analytics]\n", "    categories: [analytics, tools]\n", 1)
+	if edited == string(orig) {
+		t.Fatal("plugins.yaml has no pr-insights categories line to edit")
+	}
+	if err := os.WriteFile(list, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := adminPost(t, addr, "/api/v1/admin/reload"); st != http.StatusOK {
+		t.Fatalf("reload: %d", st)
+	}
+	l, probs, err := index.LoadList(filepath.Join(data, "demo", "plugins.yaml"))
+	if err != nil || probs.HasErrors() {
+		t.Fatalf("demo plugins.yaml after reload: %v %v", err, probs)
+	}
+	if p, _ := l.Plugin("pr-insights"); p == nil || !cmp.Equal(p.Categories, []string{"analytics", "tools"}) {
+		t.Errorf("the reload did not rewrite the demo plugins.yaml from --plugins: %+v", p)
+	}
+	checkDemoList(t, data, demoKey(t, data))
 }
