@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,13 +22,34 @@ import (
 	"github.com/pluginyard/registry/verify/signature"
 )
 
+var serveHelp = help{
+	Summary: "run the registry (HTTP server, index, marketplace)",
+	Usage:   "registry serve [flags]",
+	About: `Serves the index (/index.json), the packages, the JSON API and the marketplace pages from
+one process, and polls GitHub for the releases of the listed repositories (pull sync, every
+--sync-interval). Every flag can be set by the environment variable named beside it; a flag
+wins over its variable. REGISTRY_ADMIN_TOKEN (environment only) sets the admin token; without
+it one is generated at first start and printed once. SIGHUP reloads plugins.yaml.
+Exit status: 0 after SIGINT/SIGTERM, 1 when the registry cannot start or stops on an error,
+2 when a setting is malformed (every malformed setting is listed).`,
+	Example: "registry serve --demo\nREGISTRY_PUBLIC_URL=https://plugins.example.com registry serve --addr :8080 --data /var/lib/registry",
+}
+
 // cmdServe is `registry serve`: validate the configuration, open the store, build the
 // index, and serve until SIGINT/SIGTERM; SIGHUP reloads plugins.yaml.
 func cmdServe(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("serve")
 	var cfg Config
 	bindServeFlags(fs, c, &cfg)
-	if _, err := parse(fs, args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return parseExit(err)
+	}
+	if len(pos) > 0 {
+		return c.usageError("serve", "expected no argument, found %q (every setting is a flag, such as --data DIR)", strings.Join(pos, " "))
+	}
+	if err := cfg.validate(); err != nil {
+		fmt.Fprintf(c.stderr, "registry serve: configuration:\n%v\n", err)
 		return exitUsage
 	}
 	if err := serve(ctx, c, cfg); err != nil {
@@ -46,9 +68,6 @@ func newLogger(c *cli, format string) *slog.Logger {
 
 // serve runs the registry with a validated configuration.
 func serve(ctx context.Context, c *cli, cfg Config) error {
-	if err := cfg.validate(); err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
 	log := newLogger(c, cfg.LogFormat)
 	list, err := loadList(cfg.PluginsPath)
 	if err != nil {
@@ -67,7 +86,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("--addr %s: cannot listen (is another process using the port? choose another with --addr): %w", cfg.Addr, err)
+		return listenError(cfg.Addr, err)
 	}
 	defer ln.Close()
 	st, err := store.Open(ctx, cfg.DataDir)
@@ -130,6 +149,15 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	err = srv.Serve(ctx, ln)
 	log.Info("registry stopped")
 	return err
+}
+
+// listenError names --addr and the likely fix: another process on the port, or an address
+// this machine does not have.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("--addr %s: the port is in use by another process; stop it or choose another port with --addr: %w", addr, err)
+	}
+	return fmt.Errorf("--addr %s: cannot listen on this address (is the host one of this machine's addresses? :PORT listens on all of them): %w", addr, err)
 }
 
 // startIndex builds the index; when that fails (a stored release over the host cap, a
