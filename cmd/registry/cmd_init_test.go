@@ -59,8 +59,10 @@ func TestInitPackVerify(t *testing.T) {
 // TestInitPackVerifyLikeTheWorkflow packs what the release workflow packs, the committed
 // files from `git archive`, which leaves out the export-ignore paths.
 func TestInitPackVerifyLikeTheWorkflow(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+	for _, tool := range []string{"git", "tar"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
 	}
 	for _, k := range initKinds {
 		t.Run(k.kind, func(t *testing.T) {
