@@ -56,9 +56,7 @@ func NewDownloadChart(counts []DayCount, today time.Time, days int) DownloadChar
 	c.From, c.To = start.Format(time.DateOnly), end.Format(time.DateOnly)
 	byDay := map[string]int64{}
 	for _, d := range counts {
-		if d.Day >= c.From && d.Day <= c.To {
-			byDay[d.Day] += d.Downloads
-		}
+		byDay[d.Day] += d.Downloads // days outside the window have no bar
 	}
 	for i := range days {
 		day := start.AddDate(0, 0, i).Format(time.DateOnly)
