@@ -242,7 +242,7 @@ func (s *Service) buildCatalog(ctx context.Context, st *state) (*Catalog, error)
 	for _, r := range st.rels {
 		cat.byFile[FileID(r.PackageID)] = r.PackageID
 		downloads[r.PackageID] += r.Downloads
-		if r.Yanked {
+		if r.Yanked || s.BlobDamaged(r.SHA256) { // a damaged blob cannot be installed
 			continue
 		}
 		if cur, ok := latest[r.PackageID]; !ok || version.Compare(r.Version, cur.Version) > 0 {
@@ -278,7 +278,7 @@ func (s *Service) fillItem(ctx context.Context, it *Item) error {
 		}
 		it.Signature = &sig
 	}
-	if r.IconSHA256 != "" {
+	if r.IconSHA256 != "" && !s.BlobDamaged(r.IconSHA256) {
 		it.IconURL = fmt.Sprintf("%s/icons/%s.%s", s.cfg.PublicURL, r.IconSHA256, r.IconExt)
 	}
 	it.UpdatedAt = r.CreatedAt

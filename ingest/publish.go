@@ -167,6 +167,11 @@ func (s *Service) commit(ctx context.Context, u *Upload, c checked) (*PublishRes
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
 	if old, err := s.store.Release(ctx, rep.ID, rep.Version); err == nil {
+		if old.SHA256 == rep.SHA256 {
+			if err := s.repairBlob(u, old); err != nil {
+				return nil, err
+			}
+		}
 		return s.existing(old, rep)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err

@@ -70,6 +70,7 @@ type Service struct {
 
 	downloads *downloadCounter
 	previews  *previewJob
+	health    blobHealth // blobs found damaged; their releases stay out of the documents
 
 	// ctx is the Service's own context: rebuilds after a committed change and their
 	// retries run on it, not on a request's. Close cancels it.

@@ -282,6 +282,12 @@ func (s *Server) handleReload(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"ok": true, "plugins": len(s.svc.List().Plugins), "extensions": len(s.svc.List().Extensions)})
 }
 
+// handleBlobStatus is GET /api/v1/admin/blobs (admin): the blobs found damaged (missing,
+// truncated or corrupt) and the releases they keep out of the index.
+func (s *Server) handleBlobStatus(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{"damaged": s.svc.Damaged()})
+}
+
 // handleIndexStatus is GET /api/v1/admin/index (admin): the documents in force and the last
 // refused rebuild.
 func (s *Server) handleIndexStatus(c echo.Context) error {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -60,6 +62,7 @@ func (s *Server) handleReady(c echo.Context) error {
 		r.Checks["plugins_yaml"], r.Ready = "not loaded", false
 	}
 	s.indexReadiness(&r)
+	s.blobReadiness(&r)
 	if s.cfg.ReadyDetail != nil {
 		for k, v := range s.cfg.ReadyDetail() {
 			r.Checks[k] = v
@@ -70,6 +73,28 @@ func (s *Server) handleReady(c echo.Context) error {
 		r.Status, status = readyUnavailable, http.StatusServiceUnavailable
 	}
 	return c.JSON(status, r)
+}
+
+// blobReadiness reports damaged blobs: their releases are out of the index documents, so
+// the replica serves a valid but incomplete catalogue (degraded, still ready); the full
+// list is at GET /api/v1/admin/blobs.
+func (s *Server) blobReadiness(r *readiness) {
+	bad := s.svc.Damaged()
+	if len(bad) == 0 {
+		r.Checks["blobs"] = "ok"
+		return
+	}
+	var releases []string
+	for _, p := range bad {
+		for _, u := range p.Uses {
+			releases = append(releases, u.String())
+		}
+	}
+	r.Checks["blobs"] = fmt.Sprintf("%d damaged blob(s), left out of the index until repaired (registry fsck; re-publish the identical bytes): %s",
+		len(bad), strings.Join(releases, ", "))
+	if r.Status == readyOK {
+		r.Status = readyDegraded
+	}
 }
 
 // indexReadiness fills in where the documents in force come from.

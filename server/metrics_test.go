@@ -238,7 +238,7 @@ func TestReadyzBeforeAndAfterIndexBuild(t *testing.T) {
 	var after ready
 	r = e.get("/readyz")
 	r.json(t, &after)
-	want := ready{Ready: true, Checks: map[string]string{"database": "ok", "index": "ok", "plugins_yaml": "ok"}}
+	want := ready{Ready: true, Checks: map[string]string{"blobs": "ok", "database": "ok", "index": "ok", "plugins_yaml": "ok"}}
 	if diff := cmp.Diff(want, after); r.Status != http.StatusOK || diff != "" {
 		t.Errorf("after the build: %d (-want +got):\n%s", r.Status, diff)
 	}

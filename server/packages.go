@@ -38,6 +38,9 @@ func (s *Server) handlePackage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.svc.BlobDamaged(rel.SHA256) { // a scrub re-hashed it to another digest
+		return s.blobUnusable(c, "package", rel.SHA256, id+"@"+version, fmt.Errorf("blob %s failed its last check: %w", rel.SHA256, store.ErrBlobCorrupt))
+	}
 	f, err := s.svc.Store().Blobs.OpenVerified(rel.SHA256, rel.Size)
 	if err != nil {
 		return s.blobUnusable(c, "package", rel.SHA256, id+"@"+version, err)
@@ -142,6 +145,13 @@ func (s *Server) blobUnusable(c echo.Context, what, sha, release string, err err
 	}
 	s.log.Error("blob not served; run registry fsck", "sha256", sha, "blob", what, "release", release, "state", state,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+	if what == "package" || what == "icon" { // its release leaves the index until repaired
+		id, version, _ := strings.Cut(release, "@")
+		if i := strings.LastIndex(release, "@"); i > 0 {
+			id, version = release[:i], release[i+1:]
+		}
+		s.svc.ReportBlob(sha, 0, []store.BlobUse{{PackageID: id, Version: version, Role: what}}, err)
+	}
 	msg := fmt.Sprintf("%s blob %s is %s; the operator has been told", what, sha, state)
 	if c.Request().Method == http.MethodHead {
 		return c.NoContent(http.StatusServiceUnavailable)

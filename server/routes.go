@@ -49,6 +49,7 @@ func (s *Server) routes() {
 	getHead(admin, "/audit", s.handleAudit)
 	admin.POST("/reload", s.handleReload)
 	getHead(admin, "/index", s.handleIndexStatus)
+	getHead(admin, "/blobs", s.handleBlobStatus)
 	getHead(admin, "/sync", s.handleSyncStatus)
 
 	getHead(e, "/", s.handleHome)

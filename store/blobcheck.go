@@ -50,6 +50,15 @@ type BlobProgress struct {
 	SHA256            string
 }
 
+// BlobCount returns how many blobs the database records.
+func (s *Store) BlobCount(ctx context.Context) (int, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM blobs").Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count blobs: %w", err)
+	}
+	return n, nil
+}
+
 // BlobRecords returns every blob the database records, ordered by sha256, each with the
 // releases that use it. A scrubber walks these and calls Blobs.Check at its own pace.
 func (s *Store) BlobRecords(ctx context.Context) ([]BlobRecord, error) {

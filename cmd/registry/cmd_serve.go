@@ -123,6 +123,11 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if err := startIndex(ctx, c, svc, log); err != nil {
 		return err
 	}
+	// A lost or truncated blob is found before the first request: its release leaves the
+	// index and /readyz names it.
+	if err := svc.CheckBlobsExist(ctx); err != nil {
+		return err
+	}
 	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log, demo: dm}
 	var oidcExchanger server.OIDCExchanger
 	if cfg.OIDCIssuer != "off" {
@@ -139,8 +144,9 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); svc.Run(runCtx, 5*time.Second) }()
+	go func() { defer wg.Done(); svc.RunScrub(runCtx, cfg.ScrubInterval) }()
 	go func() { defer wg.Done(); reloader.onSIGHUP(runCtx) }()
 	go func() { defer wg.Done(); runSync(runCtx) }()
 

@@ -42,6 +42,9 @@ type Config struct {
 	// SyncDownloadHosts are the only hosts sync downloads release assets from (after every
 	// redirect too); empty means the GitHub API host and GitHub's release-asset hosts.
 	SyncDownloadHosts []string
+	// ScrubInterval is how long one background pass over every blob (re-hashing each) takes;
+	// 0 disables the scrub.
+	ScrubInterval time.Duration
 	// PreviewHosts are the only hosts preview images are copied from (after every redirect
 	// too); empty means ingest.DefaultPreviewHosts.
 	PreviewHosts []string
@@ -89,6 +92,7 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.str(&cfg.OIDCAudience, "oidc-audience", "REGISTRY_OIDC_AUDIENCE", "", "OIDC audience; default the public URL")
 	b.url(&cfg.GitHubAPI, "github-api", "REGISTRY_GITHUB_API", "https://api.github.com", "https://api.github.com", "", "GitHub API base for pull sync")
 	b.duration(&cfg.SyncInterval, "sync-interval", "REGISTRY_SYNC_INTERVAL", 15*time.Minute, "pull sync interval; 0 disables")
+	b.duration(&cfg.ScrubInterval, "scrub-interval", "REGISTRY_SCRUB_INTERVAL", 24*time.Hour, "re-hash every blob once per interval, spread evenly over it; 0 disables")
 	b.hosts(&cfg.SyncDownloadHosts, "sync-download-hosts", "REGISTRY_SYNC_DOWNLOAD_HOSTS",
 		"comma-separated hosts (host or host:port) sync may download release assets from; default the GitHub API host, "+strings.Join(pull.DefaultDownloadHosts, ", "))
 	b.hosts(&cfg.PreviewHosts, "preview-hosts", "REGISTRY_PREVIEW_HOSTS",
