@@ -132,11 +132,16 @@ func TestServeDemoShowsTrust(t *testing.T) {
 		"pr-insights":       {"Not signed", "This release is not signed"},
 		"task-board-canvas": {"Not signed", "This release is not signed"},
 	}
+	pages["/extensions/curupira-github-issues"] = []string{"Not signed", "This release is not signed"}
 	for id, phrases := range pages {
-		page := strings.Join(strings.Fields(string(demoGet(t, addr, "/plugins/"+id))), " ")
+		path := id
+		if !strings.HasPrefix(id, "/") {
+			path = "/plugins/" + id
+		}
+		page := strings.Join(strings.Fields(string(demoGet(t, addr, path))), " ")
 		for _, p := range phrases {
 			if !strings.Contains(page, strings.ReplaceAll(p, "'", "&#39;")) {
-				t.Errorf("/plugins/%s does not say %q", id, p)
+				t.Errorf("%s does not say %q", path, p)
 			}
 		}
 	}
