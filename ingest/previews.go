@@ -239,10 +239,12 @@ type previewJob struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	records atomic.Pointer[map[string]*store.Preview] // by URL; nil until the first pass
-	list    atomic.Pointer[index.List]                // the list the next pass copies
-	wake    chan struct{}
-	start   sync.Once
+	records  atomic.Pointer[map[string]*store.Preview] // by URL; nil until the first pass
+	listed   atomic.Pointer[listedPreviews]            // ListedPreview's index, built from records
+	listedMu sync.Mutex                                // one build of listed at a time
+	list     atomic.Pointer[index.List]                // the list the next pass copies
+	wake     chan struct{}
+	start    sync.Once
 
 	mu        sync.Mutex
 	requested uint64        // passes asked for
@@ -446,22 +448,56 @@ func (j *previewJob) record(u string) (*store.Preview, bool) {
 func (s *Service) Preview(u string) (p *store.Preview, ok bool) { return s.previews.record(u) }
 
 // ListedPreview returns the copy whose blob is sha when a listed plugin or canvas shows it,
-// or nil: /previews/ serves nothing else. It looks in memory only.
+// or nil: /previews/ serves nothing else. It looks in memory only, in a digest index that
+// is rebuilt once after the catalog or the records change, so a request costs one map
+// lookup however large the catalog.
 func (s *Service) ListedPreview(sha string) *store.Preview {
 	if len(sha) != 64 {
 		return nil
 	}
-	for _, it := range s.Catalog().Items {
+	return s.previews.listedIndex(s.Catalog()).bySHA[sha]
+}
+
+// listedIndex returns the digest index of cat and the records in force, building it when
+// either changed; one request builds it while the others wait for it.
+func (j *previewJob) listedIndex(cat *Catalog) *listedPreviews {
+	recs := j.records.Load()
+	if l := j.listed.Load(); l != nil && l.cat == cat && l.recs == recs {
+		return l
+	}
+	j.listedMu.Lock()
+	defer j.listedMu.Unlock()
+	if l := j.listed.Load(); l != nil && l.cat == cat && l.recs == recs {
+		return l
+	}
+	l := indexListed(cat, recs)
+	j.listed.Store(l)
+	return l
+}
+
+// listedPreviews indexes by digest the copies that the listed entries of cat show.
+type listedPreviews struct {
+	cat   *Catalog
+	recs  *map[string]*store.Preview
+	bySHA map[string]*store.Preview
+}
+
+func indexListed(cat *Catalog, recs *map[string]*store.Preview) *listedPreviews {
+	l := &listedPreviews{cat: cat, recs: recs, bySHA: map[string]*store.Preview{}}
+	if recs == nil {
+		return l
+	}
+	for _, it := range cat.Items {
 		if it.Entry == nil {
 			continue
 		}
 		for _, pv := range it.Entry.Previews {
-			if p, ok := s.previews.record(pv.URL); ok && p.SHA256 == sha {
-				return p
+			if p, ok := (*recs)[pv.URL]; ok && p.Fetched() {
+				l.bySHA[p.SHA256] = p
 			}
 		}
 	}
-	return nil
+	return l
 }
 
 // WaitPreviews returns once the preview passes requested so far have finished (or ctx
