@@ -3,11 +3,13 @@ package examples_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -97,5 +99,36 @@ func TestDemoSigstoreRefusesOtherBytes(t *testing.T) {
 	_, err = v.VerifyBundle(examples.SigstoreBundle(), bytes.NewReader(mustPack(t, examples.SigstoreExample)), id)
 	if e, ok := signature.AsError(err); !ok || e.Rule != signature.RuleRef {
 		t.Errorf("bundle with another expected ref: err = %v, want %s", err, signature.RuleRef)
+	}
+}
+
+// TestDemoSigstoreOutlivesItsCertificate: the bundle's certificate lives ten minutes, as
+// Fulcio's do, and the bundle keeps verifying after it expired, because Sigstore checks it
+// at the logged signing time. (Skipped only in the minutes right after -update, while the
+// fresh certificate has not expired yet.)
+func TestDemoSigstoreOutlivesItsCertificate(t *testing.T) {
+	var b struct {
+		VerificationMaterial struct{ Certificate struct{ RawBytes []byte } }
+	}
+	if err := json.Unmarshal(examples.SigstoreBundle(), &b); err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(b.VerificationMaterial.Certificate.RawBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := leaf.NotAfter.Sub(leaf.NotBefore); d > time.Hour {
+		t.Errorf("the demo certificate is valid for %s; a short-lived one shows that verification does not depend on today's date", d)
+	}
+	if time.Now().Before(leaf.NotAfter) {
+		t.Skipf("the certificate was made less than ten minutes ago (valid until %s)", leaf.NotAfter)
+	}
+	v, err := examples.SigstoreVerifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := mustPack(t, examples.SigstoreExample)
+	if _, err := v.VerifyBundle(examples.SigstoreBundle(), bytes.NewReader(pkg), examples.SigstoreIdentity); err != nil {
+		t.Errorf("the bundle stopped verifying once its certificate expired (%s): %v", leaf.NotAfter, err)
 	}
 }
