@@ -1,6 +1,10 @@
 package web_test
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +129,43 @@ func TestNewDownloadChart(t *testing.T) {
 	none := web.NewDownloadChart(nil, today, web.ChartShort)
 	if got := none.Summary(); got != "No downloads in the last 30 days (2026-11-02 to 2026-12-01)." {
 		t.Errorf("summary %q", got)
+	}
+}
+
+// BenchmarkPluginPageDetails renders a plugin page with n versions (the newest 20 with
+// notes, as the server loads them), 12 settings and a 90-day chart: the cost grows with the
+// versions table only.
+func BenchmarkPluginPageDetails(b *testing.B) {
+	notes := web.StoredChangelog([]byte(strings.Repeat("<ul>\n<li>A fix with <code>code</code>.</li>\n</ul>\n", 20)))
+	var counts []web.DayCount
+	today := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 90 {
+		counts = append(counts, web.DayCount{Day: today.AddDate(0, 0, -i).Format(time.DateOnly), Downloads: int64(i%7 + 1)})
+	}
+	props := map[string]any{}
+	for i := range 12 {
+		props[fmt.Sprintf("field_%02d", i)] = map[string]any{"type": "string", "default": "x", "description": "A field."}
+	}
+	for _, n := range []int{1, 20, 100, 1000} {
+		p := web.PluginPage{Card: web.Card{ID: "acme", Kind: web.KindPlugin, Name: "Acme", URL: "/plugins/acme"},
+			RunsOn: web.NativeRunsOn([]string{"linux-amd64", "darwin-arm64"}), Settings: web.SettingsFor(map[string]any{"properties": props}),
+			Downloads: web.NewDownloadChart(counts, today, web.ChartLong)}
+		for i := range n {
+			row := web.VersionRow{Version: fmt.Sprintf("1.%d.0", n-i), CreatedAt: "2026-11-01", Size: 1000, SHA256: strings.Repeat("a", 64)}
+			if i < 20 {
+				row.NotesHTML = notes
+			}
+			p.Versions = append(p.Versions, row)
+		}
+		b.Run(fmt.Sprintf("%d_versions", n), func(b *testing.B) {
+			var buf bytes.Buffer
+			for b.Loop() {
+				buf.Reset()
+				if err := web.Plugin(p).Render(context.Background(), &buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(buf.Len()))
+		})
 	}
 }
