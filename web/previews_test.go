@@ -37,6 +37,9 @@ func TestGalleryPlaceholders(t *testing.T) {
 				if s.AttrOr("role", "") != "img" || !s.HasClass("preview-placeholder") {
 					t.Errorf("placeholder without role=img and its class: %s", goquery.NodeName(s))
 				}
+				if s.Parent().Find("figcaption").Length() != 0 {
+					t.Errorf("a placeholder repeats its alternative text in a caption")
+				}
 			})
 			if diff := cmp.Diff(tt.imgs, imgs); diff != "" {
 				t.Errorf("img srcs (-want +got):\n%s", diff)
