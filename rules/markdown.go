@@ -41,6 +41,7 @@ func sectionMarkdown(s Section) []byte {
 	if s.Slug == Package {
 		writeLimitsMarkdown(&b)
 	}
+	writeFieldsMarkdown(&b, SectionFields(s.Slug))
 	rs := InSection(s.Slug)
 	b.WriteString("| Rule | Severity | Checks |\n|---|---|---|\n")
 	for _, r := range rs {
@@ -52,6 +53,32 @@ func sectionMarkdown(s Section) []byte {
 		fmt.Fprintf(&b, "Fails:\n\n```%s\n%s\n```\n\nFixed:\n\n```%s\n%s\n```\n", r.Lang, r.Bad, r.Lang, r.Good)
 	}
 	return b.Bytes()
+}
+
+func writeFieldsMarkdown(b *bytes.Buffer, fields []Field) {
+	if len(fields) == 0 {
+		return
+	}
+	b.WriteString("<a id=\"fields\"></a>\n\n## Fields\n\n")
+	b.WriteString("Every field the decoder knows; any other field is reported as unknown. `[]` marks a list's entries, `<key>` a mapping's keys.\n\n")
+	b.WriteString("| Field | Type | Rules |\n|---|---|---|\n")
+	for _, f := range fields {
+		links := make([]string, len(f.Rules))
+		for i, id := range f.Rules {
+			links[i] = fmt.Sprintf("[`%s`](%s)", id, mdLink(id))
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", f.Path, f.Type, strings.Join(links, ", "))
+	}
+	b.WriteString("\n## Rules\n\n")
+}
+
+// mdLink is the Markdown link to a rule's entry from another file of the reference.
+func mdLink(id string) string {
+	r, ok := byID[id]
+	if !ok {
+		return "#" + id
+	}
+	return r.Section + ".md#" + id
 }
 
 // Limit is one row of the package limits table: what is bounded, for a plugin or

@@ -88,6 +88,10 @@ func TestReferencePages(t *testing.T) {
 	if !bytes.Contains(pkgPage.Body, []byte("<th scope=\"row\">One file, decompressed</th><td>200 MiB</td><td>5 MiB</td>")) {
 		t.Errorf("the package page does not state the 5 MiB per-file canvas limit")
 	}
+	kandev := e.get("/docs/reference/kandev-manifest")
+	if !bytes.Contains(kandev.Body, []byte(`<th scope="row"><code>runtime.executables</code></th>`)) {
+		t.Errorf("the Kandev page does not list the field runtime.executables")
+	}
 	if r := e.get("/docs/reference/nope"); r.Status != http.StatusNotFound {
 		t.Errorf("GET /docs/reference/nope: %d, want 404", r.Status)
 	}
