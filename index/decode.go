@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 
+	goccy "github.com/goccy/go-yaml"
+	goccyparser "github.com/goccy/go-yaml/parser"
 	"gopkg.in/yaml.v3"
 
 	"github.com/pluginyard/registry/problem"
@@ -78,7 +80,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		if errors.Is(err, io.EOF) {
 			d.addAt(problem.Error, 1, 1, "registry.yaml", "", "the file is empty; expected a mapping with a top-level plugins: list")
 		} else {
-			d.syntax(err)
+			d.syntax(data, err)
 		}
 		return nil
 	}
@@ -87,7 +89,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	case err == nil:
 		d.errorf(&extra, "registry.yaml", "", "expected one YAML document, found a second one (---); merge them into one")
 	case !errors.Is(err, io.EOF):
-		d.syntax(err)
+		d.syntax(data, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil
@@ -96,7 +98,15 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	return doc.Content[0]
 }
 
-func (d *decoder) syntax(err error) {
+// syntax reports a YAML syntax error where it is. yaml.v3 names only a line, and the line
+// where the enclosing construct began rather than the one at fault; goccy/go-yaml's parser
+// names the token at fault, so its position and words are used when it finds the error too,
+// and yaml.v3's line (column 1) otherwise.
+func (d *decoder) syntax(data []byte, err error) {
+	if line, col, msg, ok := syntaxAt(data); ok {
+		d.addAt(problem.Error, line, col, "registry.yaml", "", "expected valid YAML, found a syntax error: "+msg)
+		return
+	}
 	line := 1
 	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 		if n, convErr := strconv.Atoi(m[1]); convErr == nil && n > 0 {
@@ -104,6 +114,22 @@ func (d *decoder) syntax(err error) {
 		}
 	}
 	d.addAt(problem.Error, line, 1, "registry.yaml", "", fmt.Sprintf("the file is not valid YAML: %v", err))
+}
+
+// syntaxAt parses data with goccy/go-yaml and returns the position and message of the
+// syntax error it finds; ok is false when it finds none (or fails in any other way).
+func syntaxAt(data []byte) (line, col int, msg string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false // a parser bug must not take lint down: yaml.v3's line stands
+		}
+	}()
+	_, err := goccyparser.ParseBytes(data, 0)
+	var se *goccy.SyntaxError
+	if !errors.As(err, &se) || se.Token == nil || se.Token.Position == nil || se.Token.Position.Line < 1 {
+		return 0, 0, "", false
+	}
+	return se.Token.Position.Line, max(1, se.Token.Position.Column), se.Message, true
 }
 
 // noAliases reports every anchor and alias: a curated list spells each entry out, and

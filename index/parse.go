@@ -2,11 +2,13 @@ package index
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/pluginyard/registry/manifest"
 	"github.com/pluginyard/registry/problem"
 )
 
@@ -80,7 +82,7 @@ func (d *decoder) plugin(n *yaml.Node, path string) (e Entry, idNode *yaml.Node,
 	if v := vals["signing"]; v != nil {
 		e.Signing = d.signing(v, path+".signing", e.Repo)
 	}
-	e.Owners = d.strs(vals["owners"], path+".owners", "registry.owners", checkPublisher)
+	e.Owners = d.owners(vals["owners"], path+".owners", e.ID)
 	return e, vals["id"], ok
 }
 
@@ -120,12 +122,48 @@ func (d *decoder) kind(n *yaml.Node, path string) string {
 }
 
 func (d *decoder) categories(n *yaml.Node, path string) []string {
-	return d.strs(n, path, "registry.categories", func(c string) string {
-		if t := strings.TrimSpace(c); t == "" || t != c || utf8.RuneCountInString(c) > maxCategoryLen {
-			return fmt.Sprintf("expected a category tag of 1 to %d characters without surrounding spaces, found %q", maxCategoryLen, c)
+	out := d.strs(n, path, "registry.categories", checkCategory)
+	d.unknownCategories(n, path)
+	return out
+}
+
+func checkCategory(c string) string {
+	if t := strings.TrimSpace(c); t == "" || t != c || utf8.RuneCountInString(c) > maxCategoryLen {
+		return fmt.Sprintf("expected a category tag of 1 to %d characters without surrounding spaces, found %q", maxCategoryLen, c)
+	}
+	return ""
+}
+
+// unknownCategories warns about every well-formed tag that is not a manifest category:
+// hosts filter by the manifest's categories only, so such a tag never shows there.
+func (d *decoder) unknownCategories(n *yaml.Node, path string) {
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return // d.strs reported it
+	}
+	known := manifest.Categories()
+	for i, item := range n.Content {
+		c := item.Value
+		if item.Kind != yaml.ScalarNode || checkCategory(c) != "" || slices.Contains(known, c) {
+			continue
 		}
-		return ""
-	})
+		hint := ""
+		if s := problem.DidYouMean(c, known, nil); s != "" {
+			hint = "; " + s
+		}
+		d.warnf(item, "registry.categories.unknown", fmt.Sprintf("%s[%d]", path, i),
+			"expected one of the categories Kandev hosts know (%s), found %q, which their filters never show%s", strings.Join(known, ", "), c, hint)
+	}
+}
+
+// owners decodes an owners list; one written but empty (owners: []) is most likely a
+// template left unfilled, so it is warned about: it names no publisher at all.
+func (d *decoder) owners(n *yaml.Node, path, who string) []string {
+	out := d.strs(n, path, "registry.owners", checkPublisher)
+	if n != nil && (isNull(n) || (n.Kind == yaml.SequenceNode && len(n.Content) == 0)) {
+		d.warnf(n, "registry.owners.empty", path, "expected at least one publisher name, found none: no publisher token may publish, yank or deprecate %s "+
+			"(trusted publishing from its repo still can); list the publisher names (as given to `registry token create --publisher`), or remove the field", who)
+	}
+	return out
 }
 
 func (d *decoder) previews(n, parent *yaml.Node, path string, canvas bool) []Preview {
@@ -242,6 +280,6 @@ func (d *decoder) extension(n *yaml.Node, path string) (e ExtensionEntry, nameNo
 	if v := vals["signing"]; v != nil {
 		e.Signing = d.signing(v, path+".signing", e.Repo)
 	}
-	e.Owners = d.strs(vals["owners"], path+".owners", "registry.owners", checkPublisher)
+	e.Owners = d.owners(vals["owners"], path+".owners", e.Name)
 	return e, vals["name"], ok
 }
