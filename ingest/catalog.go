@@ -204,6 +204,9 @@ func (s *Service) rebuildLocked(ctx context.Context, l *index.List, force bool) 
 	if err != nil {
 		return err
 	}
+	if s.beforeInstall != nil {
+		s.beforeInstall()
+	}
 	return s.install(ctx, l, cat, docs)
 }
 

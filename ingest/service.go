@@ -80,6 +80,9 @@ type Service struct {
 
 	failRebuild func() error // test seam: fails rebuilds when it returns an error
 	afterCommit func()       // test seam: runs right after a change is committed
+	// beforeInstall is a test seam: runs in a rebuild between building from the store and
+	// putting the result in force.
+	beforeInstall func()
 }
 
 // New returns a Service over st with the curated list l. Call Rebuild before serving.
