@@ -1,5 +1,11 @@
 package rules
 
+import (
+	"strconv"
+
+	"github.com/pluginyard/registry/index"
+)
+
 // indexRules are the rules the registry checks on the index documents it builds (index/,
 // ingest/); a publish or reload whose documents would break them is refused.
 var indexRules = []Rule{
@@ -22,7 +28,7 @@ var indexRules = []Rule{
 	e("index.plugin.updated_at", "updated_at is an RFC 3339 UTC timestamp or null.", "Hosts sort by string comparison, which only works for one format.", "\"updated_at\": \"18/09/2026\"", "\"updated_at\": \"2026-09-18T06:00:12Z\""),
 	e("index.plugin.stars", "stars is a count of at least 0, or null.", "Hosts show and sort by it.", "\"stars\": -1", "\"stars\": 12"),
 	e("index.plugin.publisher", "A publisher object has schema_version 1 and decimal repository_id and owner_id.", "Hosts pin the publisher identity by these ids.", "\"publisher\": {\"schema_version\": 1, \"repository_id\": \"abc\"}", "\"publisher\": {\"schema_version\": 1, \"repository_id\": \"123\", \"owner_id\": \"456\"}"),
-	e("index.plugin.previews", "An entry has at most 8 previews, each with an https URL and alt text, and a canvas at least one.", "Hosts drop the entry otherwise.", "\"previews\": []   // on a canvas", "\"previews\": [{\"url\": \"https://example.com/a.png\", \"alt\": \"The board\"}]"),
+	e("index.plugin.previews", "An entry has at most "+strconv.Itoa(index.MaxPreviews)+" previews, each with an https URL and alt text, and a canvas at least one.", "Hosts drop the entry otherwise.", "\"previews\": []   // on a canvas", "\"previews\": [{\"url\": \"https://example.com/a.png\", \"alt\": \"The board\"}]"),
 	e("index.extensions.null", "The Curupira index's `extensions` is an array (possibly empty).", "Curupira refuses a document whose extensions is null or missing.", "\"extensions\": null", "\"extensions\": []"),
 	e("index.extension.name", "Every extension has a non-empty name.", "Curupira lists and launches extensions by name.", "{\"name\": \"\"}", "{\"name\": \"@acme/curupira-jira\"}"),
 	e("index.extension.name.duplicate", "Each extension name appears once.", "Each extension is listed once.", "two entries named @acme/curupira-jira", "one entry per name"),

@@ -1,5 +1,11 @@
 package rules
 
+import (
+	"strings"
+
+	"github.com/pluginyard/registry/manifest"
+)
+
 // kandevRules are the rules of manifest.yaml (manifest/), except the distribution block.
 // An empty Bad is filled from the rule's invalid fixture.
 var kandevRules = []Rule{
@@ -22,7 +28,7 @@ var kandevRules = []Rule{
 	e("manifest.version.semver", "`version` is SemVer 2.0.0 without a leading `v` and without build metadata.", "Hosts order releases by SemVer precedence and the package file name repeats the version.", "", `version: "1.0.0"`),
 	e("manifest.min_kandev_version.format", "`min_kandev_version` is a release version of up to three numeric segments, optionally with a leading v.", "Hosts compare it with their own version and refuse a value they cannot parse.", "", `min_kandev_version: "0.91.1"`),
 	e("manifest.min_kandev_version.floor", "`min_kandev_version` is at least the first Kandev release that supports every feature the manifest uses.", "An older host would install the plugin and then fail when the plugin uses a feature it lacks.", "", "min_kandev_version: \"0.95.0\"   # at least the floor the message names\ncapabilities:\n  api_read: [messages]"),
-	e("manifest.categories.unknown", "Every category is one the Kandev marketplace knows.", "Hosts refuse unknown categories, and the marketplace filters by them.", "", "categories: [integrations]   # one of the listed categories"),
+	e("manifest.categories.unknown", "Every category is one the Kandev marketplace knows: "+strings.Join(manifest.Categories(), ", ")+".", "Hosts refuse unknown categories, and the marketplace filters by them.", "", "categories: ["+manifest.Categories()[0]+"]"),
 	e("manifest.repo_url.scheme", "`repo_url` is an absolute http or https URL.", "Hosts render it as a link; other schemes (javascript:) are refused.", "", `repo_url: https://github.com/acme/kandev-stats`),
 	w("manifest.repo_url.host", "`repo_url` has a host.", "A URL without a host gives a Repo link that leads nowhere.", "", `repo_url: https://github.com/acme/kandev-stats`),
 	w("manifest.icon.path", "`icon` is a clean package-relative path.", "The card falls back to a letter tile when the icon cannot be found in the package.", "", `icon: assets/icon.png`),
@@ -48,13 +54,13 @@ var kandevRules = []Rule{
 	e("manifest.webhooks.key", "Every webhook has a key.", "The key is the last segment of the webhook URL /api/plugins/{id}/webhooks/{key}.", "", "webhooks:\n  - key: hook"),
 	e("manifest.webhooks.duplicate", "Webhook keys are unique.", "Two webhooks with one key would share one URL; hosts refuse the manifest.", "", "webhooks:\n  - key: hook\n  - key: hook-2"),
 	e("manifest.webhooks.access", "Webhook `access` is public or authenticated.", "Hosts refuse other values, since access decides who may call the webhook.", "", "webhooks:\n  - key: hook\n    access: authenticated"),
-	e("manifest.webhooks.max_body_bytes", "Webhook `max_body_bytes` is between 1 and 16 MiB, and at most 4 MiB for a public webhook.", "Hosts buffer the request body; they refuse a limit past their own.", "", "webhooks:\n  - key: hook\n    access: public\n    max_body_bytes: 1048576"),
+	e("manifest.webhooks.max_body_bytes", "Webhook `max_body_bytes` is between 1 and "+mib(manifest.MaximumWebhookMaxBodyBytes)+", and at most "+mib(manifest.DefaultWebhookMaxBodyBytes)+" for a public webhook.", "Hosts buffer the request body; they refuse a limit past their own.", "", "webhooks:\n  - key: hook\n    access: public\n    max_body_bytes: 1048576"),
 	e("manifest.actions.key", "Every action has a non-empty key matching `^[a-z0-9][a-z0-9._-]*$`.", "The key names the action in the host's API and UI.", "", "actions:\n  - key: sync-now\n    scope: workspace\n    max_body_bytes: 1024"),
 	e("manifest.actions.duplicate", "Action keys are unique.", "Hosts refuse duplicates: a call could not say which action it means.", "", "actions:\n  - key: a\n    scope: task\n    max_body_bytes: 1\n  - key: b\n    scope: task\n    max_body_bytes: 1"),
 	e("manifest.actions.scope", "Action `scope` is a scope hosts know, and a legacy `resource_scope` agrees with it.", "The scope decides which resource the action runs on; hosts refuse unknown or contradictory values.", "", "actions:\n  - key: a\n    scope: workspace\n    max_body_bytes: 1024"),
 	w("manifest.actions.resource_scope", "Actions use the canonical `scope` rather than the legacy `resource_scope`.", "Newer hosts read only scope.", "", "actions:\n  - key: a\n    scope: workspace\n    max_body_bytes: 1024"),
 	e("manifest.actions.access", "Action `access` is authenticated (the default) or admin.", "Hosts refuse other values, since access decides who may run the action.", "", "actions:\n  - key: a\n    scope: task\n    access: admin\n    max_body_bytes: 1024"),
-	e("manifest.actions.max_body_bytes", "Action `max_body_bytes` is from 1 through the host's limit (1 MiB).", "Hosts buffer the JSON body of an action call; they refuse a larger limit.", "", "actions:\n  - key: a\n    scope: task\n    max_body_bytes: 1048576"),
+	e("manifest.actions.max_body_bytes", "Action `max_body_bytes` is from 1 through the host's limit ("+mib(manifest.MaxActionBodyBytes)+").", "Hosts buffer the JSON body of an action call; they refuse a larger limit.", "", "actions:\n  - key: a\n    scope: task\n    max_body_bytes: 1048576"),
 	e("manifest.repository_providers.id", "Every repository provider id is lowercase and matches the id pattern.", "Hosts key providers by id in URLs and settings.", "", "repository_providers: [acme]"),
 	e("manifest.repository_providers.duplicate", "Each repository provider is listed once.", "Hosts refuse duplicates.", "", "repository_providers: [acme]"),
 	e("manifest.reference_sources.required", "Every reference source has its required fields (source, provider, kind, display_name, kind_label).", "Hosts show and query reference sources by these fields.", "", "reference_sources:\n  - source: acme-prs\n    provider: acme\n    kind: pull_request\n    display_name: PRs\n    kind_label: Pull request"),

@@ -1,5 +1,13 @@
 package rules
 
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/manifest"
+)
+
 // listRules are the rules of the registry's plugins.yaml (index/).
 var listRules = []Rule{
 	e("registry.yaml", "The file is one non-empty YAML document that parses.", "A list that does not parse would empty the catalog; the registry keeps the previous one instead.", "plugins:\n  - id: acme-stats\n    repo: [acme", "plugins:\n  - id: acme-stats\n    repo: acme/kandev-stats"),
@@ -15,13 +23,13 @@ var listRules = []Rule{
 	e("registry.repo", "`repo` is a GitHub owner/name (no URL, no .git).", "Publishing from GitHub Actions and sync are authorised by this repository.", "    repo: https://github.com/acme/kandev-stats.git", "    repo: acme/kandev-stats"),
 	e("registry.kind", "`kind` is plugin or canvas, and on publish the package's kind matches it.", "Hosts install plugins and canvases differently; a package of the other kind is refused.", "    kind: widget", "    kind: canvas"),
 	e("registry.categories", "Every category is a tag of 1 to 64 characters without surrounding spaces, listed once.", "Categories drive the marketplace's sidebar and filters.", "    categories: [\" analytics\"]", "    categories: [analytics]"),
-	w("registry.categories.unknown", "Every category is one of the manifest's categories (connector, automation, tools, analytics, canvas).", "Hosts filter by the manifest's categories only: any other tag never shows in their filters.", "    categories: [integrations]", "    categories: [connector]"),
+	w("registry.categories.unknown", "Every category is one of the manifest's categories ("+strings.Join(manifest.Categories(), ", ")+").", "Hosts filter by the manifest's categories only: any other tag never shows in their filters.", "    categories: [integrations]", "    categories: ["+manifest.Categories()[0]+"]"),
 	e("registry.owners", "Every owner is a publisher name (letters, digits, '.', '_', '-', at most 64).", "Owners are the publishers whose tokens may publish, yank and deprecate.", "    owners: [\"acme corp\"]", "    owners: [acme]"),
 	w("registry.owners.empty", "An owners field, when written, names at least one publisher.", "An empty list lets no publisher token publish, yank or deprecate the entry: most likely a template left unfilled.", "    owners: []", "    owners: [acme]"),
 	e("registry.previews.required", "A canvas entry has at least one preview.", "The first preview is a canvas's cover on every host's marketplace.", "  - id: acme-board\n    repo: acme/board\n    kind: canvas", "  - id: acme-board\n    repo: acme/board\n    kind: canvas\n    previews:\n      - url: https://example.com/board.png\n        alt: The board with three columns"),
-	e("registry.previews.count", "An entry has at most 8 previews.", "Hosts drop an entry with more.", "    previews: [...]   # nine entries", "    previews: [...]   # at most eight"),
-	e("registry.previews.url", "Every preview URL is an absolute https URL with a host, no credentials, no fragment, at most 2048 characters.", "Hosts load previews from these URLs and refuse anything else.", "      - url: http://example.com/a.png", "      - url: https://example.com/a.png"),
-	e("registry.previews.alt", "Every preview has alt text: non-blank, at most 300 characters.", "Screen readers read the alt text; hosts refuse previews without it.", "      - url: https://example.com/a.png\n        alt: \"\"", "      - url: https://example.com/a.png\n        alt: The stats page with a week of throughput"),
+	e("registry.previews.count", "An entry has at most "+strconv.Itoa(index.MaxPreviews)+" previews.", "Hosts drop an entry with more.", "    previews: [...]   # nine entries", "    previews: [...]   # at most eight"),
+	e("registry.previews.url", "Every preview URL is an absolute https URL with a host, no credentials, no fragment, at most "+strconv.Itoa(index.MaxPreviewURLLen)+" characters.", "Hosts load previews from these URLs and refuse anything else.", "      - url: http://example.com/a.png", "      - url: https://example.com/a.png"),
+	e("registry.previews.alt", "Every preview has alt text: non-blank, at most "+strconv.Itoa(index.MaxPreviewAltLen)+" characters.", "Screen readers read the alt text; hosts refuse previews without it.", "      - url: https://example.com/a.png\n        alt: \"\"", "      - url: https://example.com/a.png\n        alt: The stats page with a week of throughput"),
 	e("registry.signing.ed25519_keys", "Every ed25519 key is the standard base64 of a 32-byte public key.", "Signatures in checksums.txt.sig are checked against these keys.", "      ed25519_keys: [\"not-a-key\"]", "      ed25519_keys: [\"<base64 of the 32-byte public key>\"]"),
 	e("registry.signing.sigstore.repository", "`signing.sigstore.repository` is a GitHub owner/name.", "A Sigstore certificate must name this repository as the one that built the release.", "        repository: acme", "        repository: acme/kandev-stats"),
 	e("registry.signing.sigstore.workflow", "`signing.sigstore.workflow` is a workflow file path under .github/workflows/.", "The certificate must name this workflow; a wrong path refuses every release.", "        workflow: release.yml", "        workflow: .github/workflows/release.yml"),
