@@ -215,16 +215,8 @@ func (a *archive) errorf(rule, file, format string, args ...any) {
 // keptBytes returns a kept file's bytes, nil when absent.
 func (a *archive) keptBytes(name string) []byte { return a.kept[name] }
 
-// size renders a byte count for messages.
-func size(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+// size renders a byte count for messages, in the one style of FormatSize.
+func size(n int64) string { return FormatSize(n) }
 
 // under reports whether name is inside folder dir ("" is the root).
 func under(name, dir string) bool { return dir == "" || strings.HasPrefix(name, dir) }

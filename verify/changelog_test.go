@@ -48,7 +48,7 @@ func TestChangelogKept(t *testing.T) {
 			}
 			if w := rep.Problems.Warnings(); tt.rules != nil && len(w) > 0 {
 				msg := w[0].Message
-				if !strings.Contains(msg, "1048577 bytes") || !strings.Contains(msg, "1 MiB") {
+				if !strings.Contains(msg, "1.0 MiB (1 048 577 bytes)") || !strings.Contains(msg, "at most 1 MiB") {
 					t.Errorf("message %q does not name the size and the limit", msg)
 				}
 			}

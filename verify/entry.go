@@ -216,7 +216,7 @@ func (a *archive) addFile(tr *tar.Reader, hdr *tar.Header, name, file string) bo
 // fitsLimits checks the size a header claims; readFile checks the bytes themselves.
 func (a *archive) fitsLimits(claimed int64, file string) bool {
 	if claimed > a.lim.MaxFileSize {
-		a.stop("archive.limit.file", file, "the file is %d bytes; at most %s per file are allowed", claimed, size(a.lim.MaxFileSize))
+		a.stop("archive.limit.file", file, "the file is %s; at most %s per file are allowed", size(claimed), size(a.lim.MaxFileSize))
 		return false
 	}
 	if a.total+claimed > a.lim.MaxTotalSize {

@@ -58,7 +58,7 @@ func TestIconAtPublish(t *testing.T) {
 		{"gif refused", withIcon(t, "assets/icon.gif", gif), "", "", []finding{e("manifest.icon.type", "manifest.yaml")}, []string{"image/gif", "PNG, JPEG, WebP or SVG"}},
 		{"text named .png refused", withIcon(t, "assets/icon.png", "not an image at all\n"), "", "", []finding{e("manifest.icon.type", "manifest.yaml")}, []string{"text/plain"}},
 		{"html refused", withIcon(t, "assets/icon.svg", "<html><script>alert(1)</script></html>"), "", "", []finding{e("manifest.icon.type", "manifest.yaml")}, []string{"text/html"}},
-		{"over 1 MiB refused", withIcon(t, "assets/icon.png", bigPNG), "", "", []finding{e("manifest.icon.size", "manifest.yaml")}, []string{fmt.Sprint(len(bigPNG), " bytes"), "at most 1 MiB (1048576 bytes)"}},
+		{"over 1 MiB refused", withIcon(t, "assets/icon.png", bigPNG), "", "", []finding{e("manifest.icon.size", "manifest.yaml")}, []string{verify.FormatSize(int64(len(bigPNG))), "at most 1 MiB,"}},
 		{"after 8 MiB of images", withIcon(t, "assets/zz-icon.png", png, images...), "", "", []finding{e("manifest.icon.kept", "manifest.yaml")}, []string{"8 MiB", "earlier in the archive"}},
 	}
 	for _, tt := range tests {

@@ -51,7 +51,7 @@ func missingManifest(a *archive) string {
 func inspectKandev(rep *Report, a *archive, opt Options) {
 	data, ok := a.kept[manifestName]
 	if !ok {
-		rep.Problems.Errorf("archive.limit.manifest", "", "manifest.yaml is %d bytes; at most %s are allowed", a.files[manifestName].Size, size(a.lim.MaxManifestSize))
+		rep.Problems.Errorf("archive.limit.manifest", "", "manifest.yaml is %s; at most %s are allowed", size(a.files[manifestName].Size), size(a.lim.MaxManifestSize))
 		rep.Problems[len(rep.Problems)-1].File = manifestName
 		return
 	}
@@ -89,7 +89,7 @@ func inspectExtension(rep *Report, a *archive, opt Options, base string) {
 	rep.Kind = KindExtension
 	data, ok := a.kept[file]
 	if !ok {
-		rep.Problems.Errorf("archive.limit.manifest", "", "%s is %d bytes; at most %s are allowed", file, a.files[file].Size, size(a.lim.MaxManifestSize))
+		rep.Problems.Errorf("archive.limit.manifest", "", "%s is %s; at most %s are allowed", file, size(a.files[file].Size), size(a.lim.MaxManifestSize))
 		rep.Problems[len(rep.Problems)-1].File = file
 		return
 	}
@@ -140,11 +140,11 @@ func packageChecksums(a *archive, base string, required bool) problem.List {
 	}
 	data, ok := a.kept[file]
 	if !ok {
-		probs.Errorf("checksums.size", "", "checksums.txt is %d bytes, more than one line per allowed file (%s)", a.files[file].Size, size(checksumsLimit(a.lim)))
+		probs.Errorf("checksums.size", "", "checksums.txt is %s, more than one line per allowed file (%s)", size(a.files[file].Size), size(checksumsLimit(a.lim)))
 		return probs.InFile(file)
 	}
 	if a.isFile(base+checksumsSigName) && a.kept[base+checksumsSigName] == nil {
-		probs.Errorf("checksums.sig.size", "", "checksums.txt.sig is %d bytes; a signature is at most %s", a.files[base+checksumsSigName].Size, size(maxSigSize))
+		probs.Errorf("checksums.sig.size", "", "checksums.txt.sig is %s; a signature is at most %s", size(a.files[base+checksumsSigName].Size), size(maxSigSize))
 		probs = probs.InFile(base + checksumsSigName)
 	}
 	lines, parsed := ParseChecksums(data)
@@ -156,7 +156,7 @@ func packageChecksums(a *archive, base string, required bool) problem.List {
 func readmeSize(a *archive, name string) problem.List {
 	var probs problem.List
 	if a.isFile(name) && a.kept[name] == nil {
-		probs.Warnf("archive.readme.size", "", "README.md is %d bytes; the registry shows READMEs of at most %s, so this one is not shown", a.files[name].Size, size(maxReadmeSize))
+		probs.Warnf("archive.readme.size", "", "README.md is %s; the registry shows READMEs of at most %s, so this one is not shown", size(a.files[name].Size), size(maxReadmeSize))
 	}
 	return probs.InFile(name)
 }
@@ -166,7 +166,7 @@ func readmeSize(a *archive, name string) problem.List {
 func changelogSize(a *archive, name string) problem.List {
 	var probs problem.List
 	if a.isFile(name) && a.kept[name] == nil {
-		probs.Warnf("archive.changelog.size", "", "CHANGELOG.md is %d bytes; the registry shows changelogs of at most %s, so this one and its release notes are not shown; move older entries into a separate file", a.files[name].Size, size(maxChangelogSize))
+		probs.Warnf("archive.changelog.size", "", "CHANGELOG.md is %s; the registry shows changelogs of at most %s, so this one and its release notes are not shown; move older entries into a separate file", size(a.files[name].Size), size(maxChangelogSize))
 	}
 	return probs.InFile(name)
 }
@@ -192,7 +192,7 @@ func icon(a *archive, p string) (*Asset, problem.List) {
 	case ct == "":
 		probs.Errorf("manifest.icon.type", "icon", "the icon %q is %s by its content; icons must be PNG, JPEG, WebP or SVG (by content, whatever the file name says), so convert it", p, describeType(f.Head))
 	case f.Size > MaxIconSize:
-		probs.Errorf("manifest.icon.size", "icon", "the icon %q is %d bytes; icons are at most %s (%d bytes), so shrink it (a 256x256 PNG or an optimised SVG is far smaller)", p, f.Size, size(MaxIconSize), int64(MaxIconSize))
+		probs.Errorf("manifest.icon.size", "icon", "the icon %q is %s; icons are at most %s, so shrink it (a 256x256 PNG or an optimised SVG is far smaller)", p, size(f.Size), size(MaxIconSize))
 	case !kept:
 		probs.Errorf("manifest.icon.kept", "icon", "the icon %q could not be kept: more than %s of image files come before it in the archive, and the registry keeps at most that while reading; put the icon earlier in the archive or ship fewer images", p, size(maxImagesTotal))
 	}
