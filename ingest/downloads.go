@@ -31,7 +31,9 @@ func (d *downloadCounter) add(id int64) {
 	d.mu.Unlock()
 }
 
-func (d *downloadCounter) flush(ctx context.Context) error {
+// flush writes the pending counts in one transaction and returns how many downloads it
+// wrote; on failure the batch is kept for the next flush.
+func (d *downloadCounter) flush(ctx context.Context) (int64, error) {
 	d.mu.Lock()
 	batch := d.pending
 	d.pending = map[store.DownloadDay]int64{}
@@ -42,24 +44,34 @@ func (d *downloadCounter) flush(ctx context.Context) error {
 			d.pending[k] += n
 		}
 		d.mu.Unlock()
-		return err
+		return 0, err
 	}
-	return nil
+	var n int64
+	for _, c := range batch {
+		n += c
+	}
+	return n, nil
 }
 
-func (d *downloadCounter) run(ctx context.Context, every time.Duration) {
+// run flushes every `every` until ctx ends, then once more; after each flush that wrote
+// something it calls counted (which refreshes the documents' totals).
+func (d *downloadCounter) run(ctx context.Context, every time.Duration, counted func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			if err := d.flush(context.WithoutCancel(ctx)); err != nil {
+			if _, err := d.flush(context.WithoutCancel(ctx)); err != nil {
 				d.log.Error("flush downloads", "err", err)
 			}
 			return
 		case <-t.C:
-			if err := d.flush(ctx); err != nil {
+			n, err := d.flush(ctx)
+			if err != nil {
 				d.log.Error("flush downloads", "err", err)
+			}
+			if n > 0 {
+				counted()
 			}
 		}
 	}

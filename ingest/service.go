@@ -161,16 +161,39 @@ func (s *Service) setList(ctx context.Context, l *index.List) (err error) {
 // flushed by Run.
 func (s *Service) Close() { s.cancel() }
 
-// Run flushes download counts until ctx ends, then flushes once more.
+// DownloadFlushInterval is how often serve writes download counts and, when there were
+// any, rebuilds the documents: the totals in the API, on pages and in index.json are never
+// more than this (plus one rebuild) behind the downloads.
+const DownloadFlushInterval = 15 * time.Second
+
+// Run flushes download counts every `every` until ctx ends, then flushes once more; each
+// flush that wrote downloads refreshes the documents, so totals are live without a publish.
 func (s *Service) Run(ctx context.Context, every time.Duration) {
-	s.downloads.run(ctx, every)
+	s.downloads.run(ctx, every, s.refreshCounts)
 }
 
 // CountDownload records one download of a release (batched to the store).
 func (s *Service) CountDownload(releaseID int64) { s.downloads.add(releaseID) }
 
-// FlushDownloads writes pending download counts now.
-func (s *Service) FlushDownloads(ctx context.Context) error { return s.downloads.flush(ctx) }
+// FlushDownloads writes pending download counts now and, when there were any, refreshes
+// the documents' totals.
+func (s *Service) FlushDownloads(ctx context.Context) error {
+	n, err := s.downloads.flush(ctx)
+	if n > 0 {
+		s.refreshCounts()
+	}
+	return err
+}
+
+// refreshCounts rebuilds so that download totals reach the catalog, the search table and
+// the index documents. The serial does not change: counts are not a change of the catalogue.
+func (s *Service) refreshCounts() {
+	s.rebuildMu.Lock()
+	defer s.rebuildMu.Unlock()
+	if err := s.rebuildLocked(s.ctx, s.List(), false); err != nil {
+		s.log.Warn("download totals not refreshed; the next flush retries", "err", err)
+	}
+}
 
 func (s *Service) audit(ctx context.Context, e store.AuditEntry) {
 	if err := s.store.Audit(ctx, e); err != nil {

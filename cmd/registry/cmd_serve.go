@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
@@ -145,7 +144,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
 	wg.Add(4)
-	go func() { defer wg.Done(); svc.Run(runCtx, 5*time.Second) }()
+	go func() { defer wg.Done(); svc.Run(runCtx, ingest.DownloadFlushInterval) }()
 	go func() { defer wg.Done(); svc.RunScrub(runCtx, cfg.ScrubInterval) }()
 	go func() { defer wg.Done(); reloader.onSIGHUP(runCtx) }()
 	go func() { defer wg.Done(); runSync(runCtx) }()
