@@ -54,6 +54,8 @@ func TestCategoryCountsFollowKindAndQuery(t *testing.T) {
 		{"query and tab", "/?q=pull&kind=extension", map[string]int{"connector": 1}},
 		{"chosen category stays, at 0", "/?kind=canvas&category=analytics", map[string]int{"analytics": 0, "tools": 1}},
 		{"category page counts its own links", "/categories/tools", map[string]int{"analytics": 1, "automation": 1, "connector": 2, "tools": 2}},
+		// Its links are plain category pages, every kind: the counts are theirs, not the filter's.
+		{"category page with a kind", "/categories/tools?kind=canvas", map[string]int{"analytics": 1, "automation": 1, "connector": 2, "tools": 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
