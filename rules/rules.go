@@ -47,6 +47,7 @@ const (
 	Package      = "package"
 	Signature    = "signature"
 	Publish      = "publish"
+	Sync         = "sync"
 	Index        = "index"
 )
 
@@ -61,6 +62,7 @@ var sections = []Section{
 	{Package, "Package archive and checksums.txt", "Rules of the `.tar.gz` package itself: safe unpacking, entry types, paths, size limits, `checksums.txt`, and the file name."},
 	{Signature, "Signatures and signer identity", "Rules of `checksums.txt.sig` (ed25519) and Sigstore bundles, checked on publish against the signing policy of the plugin's `plugins.yaml` entry."},
 	{Publish, "Publishing", "Rules the publish endpoint (`POST /api/v1/packages`) and the GitHub OIDC token exchange apply before and after the package checks."},
+	{Sync, "GitHub release sync", "Why the sync of a listed repository's latest GitHub release did not publish it; shown in the sync status (`GET /api/v1/admin/sync`) and the log."},
 	{Index, "Index documents (index.json)", "Rules the registry checks on the index documents it builds for hosts (`/index.json`, `/curupira/index.json`) before it serves them; a publish that would break them is refused."},
 }
 

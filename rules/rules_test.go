@@ -15,9 +15,9 @@ import (
 )
 
 // emitters are the packages whose rule ids the table documents.
-var emitters = []string{"../manifest", "../extension", "../index", "../verify", "../verify/signature", "../ingest"}
+var emitters = []string{"../manifest", "../extension", "../index", "../verify", "../verify/signature", "../ingest", "../pull"}
 
-const prefixes = `manifest|extension|registry|index|archive|checksums|package|publish|signature|oidc`
+const prefixes = `manifest|extension|registry|index|archive|checksums|package|publish|signature|oidc|sync`
 
 var (
 	ruleLiteral   = regexp.MustCompile(`"((?:` + prefixes + `)(?:\.[a-z0-9_]+)+)"`)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/pluginyard/registry/pack"
 	"github.com/pluginyard/registry/rules"
 )
@@ -94,5 +96,34 @@ func TestReferencePages(t *testing.T) {
 	}
 	if r := e.get("/docs/reference/nope"); r.Status != http.StatusNotFound {
 		t.Errorf("GET /docs/reference/nope: %d, want 404", r.Status)
+	}
+}
+
+// TestOpenAPIListsReferenceSections: the OpenAPI enum of /docs/reference/{section} is the
+// rule table's list of sections.
+func TestOpenAPIListsReferenceSections(t *testing.T) {
+	e := newEnv(t, "")
+	var doc struct {
+		Paths map[string]struct {
+			Get struct {
+				Parameters []struct {
+					Schema struct {
+						Enum []string `json:"enum"`
+					} `json:"schema"`
+				} `json:"parameters"`
+			} `json:"get"`
+		} `json:"paths"`
+	}
+	e.get("/api/v1/openapi.json").json(t, &doc)
+	params := doc.Paths["/docs/reference/{section}"].Get.Parameters
+	if len(params) != 1 {
+		t.Fatalf("/docs/reference/{section} has %d parameters, want 1", len(params))
+	}
+	var want []string
+	for _, s := range rules.Sections() {
+		want = append(want, s.Slug)
+	}
+	if diff := cmp.Diff(want, params[0].Schema.Enum); diff != "" {
+		t.Errorf("section enum (-rules +openapi):\n%s", diff)
 	}
 }
