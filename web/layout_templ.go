@@ -250,7 +250,7 @@ func siteHeader(m Meta) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if !m.PageSearch {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<form class=\"nav-search\" role=\"search\" action=\"/\" method=\"get\"><label class=\"visually-hidden\" for=\"nav-q\">Search the registry</label> <input id=\"nav-q\" type=\"search\" name=\"q\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<form class=\"nav-search\" role=\"search\" action=\"/\" method=\"get\" aria-label=\"Search the registry\"><label class=\"visually-hidden\" for=\"nav-q\">Search the registry</label> <input id=\"nav-q\" type=\"search\" name=\"q\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
