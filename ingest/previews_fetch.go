@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pluginyard/registry/manifest"
+	"github.com/pluginyard/registry/verify"
 )
 
 // previewFetcher fetches one image under the configured limits.
@@ -142,9 +142,6 @@ func (f *previewFetcher) read(res *http.Response) ([]byte, string, *PreviewError
 }
 
 func (f *previewFetcher) tooLarge(where string, n int64, verb string) *PreviewError {
-	return previewErrorf(RulePreviewSize, "%s %s %s, over the %s preview limit; make the image smaller (a 1600x1000 PNG or WebP fits)",
-		where, verb, mebibytes(n), mebibytes(f.max))
+	return previewErrorf(RulePreviewSize, "%s %s %s, over the %s preview limit; make the image smaller: a lower resolution, or WebP or JPEG instead of PNG",
+		where, verb, verify.FormatSize(n), verify.FormatSize(f.max))
 }
-
-// mebibytes writes a size the one way refusals write sizes: "2.0 MiB (2097152 bytes)".
-func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n) }

@@ -273,7 +273,7 @@ func TestPreviewRefusals(t *testing.T) {
 	}
 	for path, verb := range map[string]string{"/announced.png": "announces", "/streamed.png": "sent at least"} {
 		p, _ = s.Preview(host.URL + path)
-		if !strings.Contains(p.Error, verb) || !strings.Contains(p.Error, "over the 2.0 MiB (2097152 bytes) preview limit") {
+		if !strings.Contains(p.Error, verb) || !strings.Contains(p.Error, "over the 2 MiB preview limit") {
 			t.Errorf("%s: the size refusal says %q, want %q and the limit", path, p.Error, verb)
 		}
 	}
