@@ -90,6 +90,7 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 	}{
 		{[]string{"lint", "a.yaml", "b.yaml"}, "registry lint: expected at most one FILE, found 2: a.yaml b.yaml (run `registry lint -h` for usage)\n"},
 		{[]string{"verify"}, "registry verify: expected one package FILE, found 0 arguments (run `registry verify -h` for usage)\n"},
+		{[]string{"lint", "a\nb.yaml", "c.yaml"}, "registry lint: expected at most one FILE, found 2: a b.yaml c.yaml (run `registry lint -h` for usage)\n"},
 		{[]string{"token"}, "registry token: expected an action: create, list or revoke (run `registry token -h` for usage)\n"},
 		{[]string{"token", "--help=1"}, "registry token: unknown action \"--help=1\"; expected create, list or revoke (run `registry token -h` for usage)\n"},
 		{[]string{"token", "crate"}, "registry token: unknown action \"crate\"; did you mean `create`?; expected create, list or revoke (run `registry token -h` for usage)\n"},
@@ -119,6 +120,7 @@ func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
 		{"verfy", "registry: unknown command \"verfy\"; did you mean `verify`? (run `registry -h` for the list)\n"},
 		{"lnt", "registry: unknown command \"lnt\"; did you mean `lint`? (run `registry -h` for the list)\n"},
 		{"pubilsh", "registry: unknown command \"pubilsh\"; did you mean `publish`? (run `registry -h` for the list)\n"},
+		{"pakc", "registry: unknown command \"pakc\"; did you mean `pack`? (run `registry -h` for the list)\n"},
 		{"publsh", "registry: unknown command \"publsh\"; did you mean `publish`? (run `registry -h` for the list)\n"},
 		{"tok", "registry: unknown command \"tok\"; did you mean `token`? (run `registry -h` for the list)\n"},
 		{"frobnicate", "registry: unknown command \"frobnicate\" (run `registry -h` for the list)\n"},
