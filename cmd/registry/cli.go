@@ -69,9 +69,6 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	if _, ok := fs.Output().(*flagOutput); ok {
-		fs.Usage = func() {} // a command's own Usage would print a second help
-	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
