@@ -12,6 +12,7 @@ import (
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/translog"
 	"github.com/pluginyard/registry/verify"
 	"github.com/pluginyard/registry/verify/signature"
 )
@@ -38,6 +39,10 @@ type Config struct {
 	// Previews is how the preview images plugins.yaml lists are copied (see PreviewConfig;
 	// the zero value copies none).
 	Previews PreviewConfig
+	// LogCheckpoint, when set, returns the transparency log's latest signed checkpoint
+	// (translog.Log.Checkpoint); signed index documents name the checkpoint they were
+	// built from. Nil: no log is wired (tests).
+	LogCheckpoint func(ctx context.Context) (translog.Checkpoint, error)
 }
 
 // Actor is who asks: resolved from a token by the caller.
@@ -101,6 +106,7 @@ func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service 
 	s.list.Store(l)
 	s.downloads = newDownloadCounter(st, log)
 	s.previews = newPreviewJob(st, cfg.Previews, log)
+	s.previews.copied = s.refreshDocuments // a rebuild, so that index.json carries the copies
 	return s
 }
 
@@ -169,7 +175,7 @@ const DownloadFlushInterval = 15 * time.Second
 // Run flushes download counts every `every` until ctx ends, then flushes once more; each
 // flush that wrote downloads refreshes the documents, so totals are live without a publish.
 func (s *Service) Run(ctx context.Context, every time.Duration) {
-	s.downloads.run(ctx, every, s.refreshCounts)
+	s.downloads.run(ctx, every, s.refreshDocuments)
 }
 
 // CountDownload records one download of a release (batched to the store).
@@ -180,14 +186,15 @@ func (s *Service) CountDownload(releaseID int64) { s.downloads.add(releaseID) }
 func (s *Service) FlushDownloads(ctx context.Context) error {
 	n, err := s.downloads.flush(ctx)
 	if n > 0 {
-		s.refreshCounts()
+		s.refreshDocuments()
 	}
 	return err
 }
 
-// refreshCounts rebuilds so that download totals reach the catalog, the search table and
-// the index documents. The serial does not change: counts are not a change of the catalogue.
-func (s *Service) refreshCounts() {
+// refreshDocuments rebuilds with the list in force so that what changed outside a write
+// (download totals, preview copies) reaches the catalog, the search table and the index
+// documents. The serial does not change: neither is a change of the catalogue.
+func (s *Service) refreshDocuments() {
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
 	if err := s.rebuildLocked(s.ctx, s.List(), false); err != nil {
