@@ -65,6 +65,10 @@ type ExtensionEntry struct {
 type Preview struct {
 	URL string `json:"url"`
 	Alt string `json:"alt"`
+	// RegistryURL is this registry's own copy of the image (index.json only; plugins.yaml
+	// cannot set it): an additive field, which hosts that know it prefer, so that showing a
+	// preview neither depends on nor tells the author's host.
+	RegistryURL string `json:"registry_url,omitempty"`
 }
 
 // Signing is an entry's signature policy. Required refuses unsigned releases; a present

@@ -19,7 +19,11 @@ func (s *Service) pluginEntry(it *Item) index.Plugin {
 		Featured: e.Featured, Official: e.Official, VersionsURL: fmt.Sprintf("%s/api/v1/plugins/%s", s.cfg.PublicURL, it.ID),
 	}
 	for _, pv := range e.Previews {
-		p.Previews = append(p.Previews, index.Preview{URL: pv.URL, Alt: pv.Alt})
+		ip := index.Preview{URL: pv.URL, Alt: pv.Alt}
+		if rec, ok := s.Preview(pv.URL); ok && rec.Fetched() {
+			ip.RegistryURL = s.cfg.PublicURL + PreviewPath(rec)
+		}
+		p.Previews = append(p.Previews, ip)
 	}
 	if m.Distribution != nil {
 		p.License = m.Distribution.License

@@ -106,6 +106,9 @@ type previewJob struct {
 	list     atomic.Pointer[index.List]                // the list the next pass copies
 	wake     chan struct{}
 	start    sync.Once
+	// copied is called after a pass that copied at least one image, so that the index
+	// documents gain its registry_url.
+	copied func()
 
 	mu        sync.Mutex
 	requested uint64        // passes asked for
@@ -208,6 +211,9 @@ func (j *previewJob) pass(ctx context.Context, l *index.List) {
 	}
 	wg.Wait()
 	j.summarize(len(due), failed.Load(), first.Load())
+	if int64(len(due)) > failed.Load() && j.copied != nil {
+		j.copied()
+	}
 }
 
 func (j *previewJob) summarize(tried int, failed int64, first *store.Preview) {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
+
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/translog"
@@ -43,6 +45,11 @@ type Config struct {
 	// (translog.Log.Checkpoint); signed index documents name the checkpoint they were
 	// built from. Nil: no log is wired (tests).
 	LogCheckpoint func(ctx context.Context) (translog.Checkpoint, error)
+	// IndexSigner, when set (the log key's signer), signs every built index document
+	// (GET /index.json.sig); it needs LogCheckpoint. IndexSignatureTTL is how long a
+	// signature holds (DefaultIndexSignatureTTL when 0).
+	IndexSigner       note.Signer
+	IndexSignatureTTL time.Duration
 }
 
 // Actor is who asks: resolved from a token by the caller.

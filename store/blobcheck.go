@@ -21,11 +21,16 @@ const (
 type BlobUse struct {
 	PackageID string `json:"package_id"`
 	Version   string `json:"version"`
-	Role      string `json:"role"` // package | icon
+	Role      string `json:"role"` // package | icon | preview (PackageID is then the image's URL)
 }
 
 // String is "id@version (role)".
-func (u BlobUse) String() string { return u.PackageID + "@" + u.Version + " (" + u.Role + ")" }
+func (u BlobUse) String() string {
+	if u.Role == "preview" {
+		return "preview " + u.PackageID
+	}
+	return u.PackageID + "@" + u.Version + " (" + u.Role + ")"
+}
 
 // BlobRecord is a blob the database records, with its size and the releases that use it.
 type BlobRecord struct {
@@ -89,6 +94,7 @@ func (s *Store) BlobRecords(ctx context.Context) ([]BlobRecord, error) {
 func (s *Store) blobUses(ctx context.Context) (map[string][]BlobUse, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT sha256, package_id, version, 'package' FROM releases
 		UNION ALL SELECT icon_sha256, package_id, version, 'icon' FROM releases WHERE icon_sha256 IS NOT NULL
+		UNION ALL SELECT sha256, url, '', 'preview' FROM previews WHERE sha256 IS NOT NULL
 		ORDER BY 2, 3, 4`)
 	if err != nil {
 		return nil, fmt.Errorf("store: blob uses: %w", err)
