@@ -37,6 +37,8 @@ type Documents struct {
 	Curupira Document
 	Serial   int64
 	Plugins  int // entries in the Kandev document
+	// Signatures sign both documents (nil when no key is configured, or for a fallback).
+	Signatures *IndexSignatures
 }
 
 // IndexRefusal records a rebuild that was refused, the previous documents kept.
@@ -212,6 +214,9 @@ func (s *Service) rebuildLocked(ctx context.Context, l *index.List, force bool) 
 
 // install puts a list, its catalog and its documents in force together.
 func (s *Service) install(ctx context.Context, l *index.List, cat *Catalog, docs *Documents) error {
+	if err := s.signDocuments(ctx, docs); err != nil {
+		return err
+	}
 	if err := s.store.ReplaceSearch(ctx, searchDocs(cat)); err != nil {
 		return err
 	}
