@@ -12,6 +12,7 @@ import (
 
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/rules"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify/signature"
 )
@@ -175,7 +176,7 @@ func (s *Server) handlePluginShow(c echo.Context) error {
 
 func (s *Server) apiVersionOf(r *store.Release) apiVersion {
 	v := apiVersion{Version: r.Version, Kind: r.Kind, SHA256: r.SHA256, Size: r.Size, CreatedAt: r.CreatedAt, Yanked: r.Yanked,
-		YankReason: r.YankReason, Legacy: ingest.Legacy(r), Downloads: r.Downloads, PackageURL: s.svc.PackageURL(r.PackageID, r.Version), Warnings: r.Warnings}
+		YankReason: r.YankReason, Legacy: ingest.Legacy(r), Downloads: r.Downloads, PackageURL: s.svc.PackageURL(r.PackageID, r.Version), Warnings: r.Warnings.WithDocs(rules.Linker(s.cfg.PublicURL))}
 	if v.Warnings == nil {
 		v.Warnings = problem.List{}
 	}
