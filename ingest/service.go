@@ -3,9 +3,9 @@ package ingest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -217,5 +217,7 @@ func (s *Service) audit(ctx context.Context, e store.AuditEntry) {
 
 // PackageURL is the absolute download URL of id@version.
 func (s *Service) PackageURL(id, version string) string {
-	return fmt.Sprintf("%s/packages/%s/%s-%s.tar.gz", s.cfg.PublicURL, FileID(id), FileID(id), version)
+	// Each segment is escaped: ids and new versions never need it, but a version stored
+	// before the SemVer rule ("1.0.0?x#y") must still give a URL that downloads it.
+	return s.cfg.PublicURL + "/packages/" + url.PathEscape(FileID(id)) + "/" + url.PathEscape(PackageFileName(id, version))
 }
