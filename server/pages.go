@@ -162,6 +162,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ingest.SortReleases(rels)
 	m := it.Manifest
 	p := web.PluginPage{Meta: s.meta(it.Name(), it.Description(), "/plugins/"+url.PathEscape(it.ID)), Card: s.cardOf(it),
 		READMEHTML: web.StoredREADME(it.Latest.READMEHTML), Permissions: web.PermissionsFor(permissionInput(it)), Versions: s.versionRows(rels, it.Latest),
@@ -195,6 +196,7 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ingest.SortReleases(rels)
 	m := it.Extension
 	p := web.ExtensionPage{Meta: s.meta(it.Name(), it.Description(), "/extensions/"+it.ID), Card: s.cardOf(it),
 		TriggerTypes: m.TriggerTypes, Runtime: m.Runtime, ProtocolVersion: m.ProtocolVersion, LaunchCommand: launchCommand(m.Launch.Type, m.Launch.Package, m.Launch.Version, m.Launch.Command, m.Launch.Args),
@@ -344,6 +346,7 @@ func (s *Server) renderErrorPage(c echo.Context, code int, msg string) error {
 		p.Message = msg
 		p.Query = lastSegment(c.Request().URL.Path)
 	}
+	p.Meta.PageSearch = code < 500 // a 4xx page has its own search box
 	return render(c, code, web.Error(p))
 }
 
