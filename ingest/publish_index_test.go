@@ -144,7 +144,7 @@ func TestSetListInForceOnlyAfterItsBuild(t *testing.T) {
 	before := s.Documents()
 	small := &index.List{Plugins: l.Plugins[:1]}
 	err := s.SetList(context.Background(), small, "admin")
-	if err == nil || !strings.Contains(err.Error(), "shrink") {
+	if ruleOf(err) != "index.shrink" || !strings.Contains(err.Error(), "shrink") {
 		t.Fatalf("SetList = %v, want the shrink guard's refusal", err)
 	}
 	if s.List() != l || s.Documents() != before || len(s.Catalog().Items) != len(l.Plugins) {

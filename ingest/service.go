@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/problem"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/translog"
 	"github.com/pluginyard/registry/verify"
@@ -158,7 +159,9 @@ func (s *Service) setList(ctx context.Context, l *index.List) (err error) {
 	var lim *limitError
 	if errors.As(err, &lim) {
 		s.refusedList = l
-		return s.refuseRebuild(lim.Error())
+		rerr := s.refuseRebuild(lim.Error())
+		return &Refusal{Kind: ErrInvalid, Message: rerr.Error() + "; the previous list stays in force",
+			Problems: problem.List{{Rule: lim.Rule, Severity: problem.Error, Message: lim.Reason}}}
 	}
 	if err != nil {
 		return err
