@@ -225,4 +225,3 @@ func checkAudit(t *testing.T, reg *registry, workflowRef string) {
 		t.Errorf("audit log (-want +got):\n%s", diff)
 	}
 }
-

@@ -78,7 +78,9 @@ func newTokenService(t *testing.T, is *issuer) *tokenService {
 }
 
 // url is ACTIONS_ID_TOKEN_REQUEST_URL; the real one carries a query too.
-func (ts *tokenService) url() string { return ts.srv.URL + "/_apis/distributedtask/idtoken?api-version=2.0" }
+func (ts *tokenService) url() string {
+	return ts.srv.URL + "/_apis/distributedtask/idtoken?api-version=2.0"
+}
 
 func (ts *tokenService) forJob(env map[string]string) {
 	ts.mu.Lock()

@@ -16,7 +16,7 @@ import (
 // the run is still faithful without them. A `uses:` step not listed fails the test: a new
 // one must be judged here.
 var offlineSteps = map[string]string{
-	"actions/setup-go":                 "Go is already installed: the test's own toolchain is on PATH",
+	"actions/setup-go":                "Go is already installed: the test's own toolchain is on PATH",
 	"actions/attest-build-provenance": "needs Sigstore's public Fulcio and Rekor; the runs here use attest: false, which skips it",
 }
 
