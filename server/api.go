@@ -55,6 +55,7 @@ type apiVersion struct {
 	PackageURL string            `json:"package_url"`
 	Signature  *signature.Result `json:"signature"`
 	Warnings   problem.List      `json:"warnings"`
+	Log        *logRef           `json:"log,omitempty"` // "recorded in the log at #N": its publish record
 }
 
 type apiPluginDetail struct {
@@ -168,8 +169,13 @@ func (s *Server) handlePluginShow(c echo.Context) error {
 	}
 	ingest.SortReleases(rels)
 	out := apiPluginDetail{apiPlugin: s.apiPluginOf(it), Versions: []apiVersion{}}
+	refs, err := s.logRefs(c, it.ID)
+	if err != nil {
+		return err
+	}
 	for _, r := range rels {
 		out.Versions = append(out.Versions, s.apiVersionOf(r))
+		out.Versions[len(out.Versions)-1].Log = logRefOf(refs, r.Version)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -198,7 +204,13 @@ func (s *Server) handleVersionShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.apiVersionOf(r))
+	refs, err := s.logRefs(c, r.PackageID)
+	if err != nil {
+		return err
+	}
+	v := s.apiVersionOf(r)
+	v.Log = logRefOf(refs, r.Version)
+	return c.JSON(http.StatusOK, v)
 }
 
 type reasonBody struct {

@@ -36,6 +36,10 @@ func (s *Server) routes() {
 	getHead(e, "/icons/:file", s.handleIcon)
 	getHead(e, "/previews/:file", s.handlePreview)
 	getHead(e, "/static/:file", s.handleStatic)
+	getHead(e, "/log/checkpoint", s.handleLogCheckpoint)
+	getHead(e, "/log/key", s.handleLogKey)
+	getHead(e, "/log/tile/*", s.handleLogTile)
+	getHead(e, "/log/lookup/*", s.handleLogLookup)
 
 	api := e.Group("/api/v1")
 	getHead(api, "/openapi.json", s.handleOpenAPI)

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/translog"
 )
 
 // Config is what the HTTP layer needs to know.
@@ -37,6 +38,9 @@ type Config struct {
 	// ReadHeaderTimeout bounds how long a client may take to send its request headers
 	// (default 10 s): a slow-loris client is cut off.
 	ReadHeaderTimeout time.Duration
+	// Log is the transparency log served at /log/; nil opens the store's, with the key in
+	// its data directory.
+	Log *translog.Log
 }
 
 // OIDCExchanger trades a CI provider's identity token for a short-lived upload token.
@@ -54,6 +58,7 @@ type Server struct {
 
 	metrics *Metrics
 	limits  *rateLimiters
+	tlog    *translog.Log // nil when its key could not be loaded
 }
 
 // New builds a Server with every route registered.
@@ -71,6 +76,7 @@ func New(cfg Config, svc *ingest.Service, log *slog.Logger) *Server {
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, svc: svc, cfg: cfg, log: log, now: time.Now, metrics: cfg.Metrics, limits: newRateLimiters(cfg.RateLimits)}
 	e.HTTPErrorHandler = s.handleError
+	s.openLog()
 	s.routes()
 	return s
 }

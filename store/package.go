@@ -63,7 +63,7 @@ func scanPackage(sc scanner) (*Package, error) {
 
 // Deprecate marks (or, with an empty reason, un-marks) a package as deprecated.
 func (s *Store) Deprecate(ctx context.Context, id, reason, replacement string, audit AuditEntry) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.logged(s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE packages SET deprecated_reason = ?, deprecated_replacement = ? WHERE id = ?`,
 			toNull(reason), toNull(replacement), id)
 		if err != nil {
@@ -72,11 +72,14 @@ func (s *Store) Deprecate(ctx context.Context, id, reason, replacement string, a
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrNotFound
 		}
+		if err := s.appendDeprecate(ctx, tx, id, reason); err != nil {
+			return err
+		}
 		if err := bumpSerial(ctx, tx); err != nil {
 			return err
 		}
 		return s.insertAudit(ctx, tx, audit)
-	})
+	}))
 }
 
 // SetRepoStats records a package's forge statistics (stars, last push), as pull sync sees them.

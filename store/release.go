@@ -168,7 +168,7 @@ func (s *Store) InsertRelease(ctx context.Context, rel *Release, audit AuditEntr
 	if errors.Is(err, ErrConflict) {
 		return existing, ErrConflict
 	}
-	if err != nil {
+	if err := s.logged(err); err != nil {
 		return nil, fmt.Errorf("store: insert release %s@%s: %w", rel.PackageID, rel.Version, err)
 	}
 	return rel, nil
@@ -212,6 +212,9 @@ func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, aud
 	}
 	rel.ID, _ = res.LastInsertId()
 	rel.CreatedAt = parseStamp(now)
+	if err := appendPublish(ctx, tx, rel); err != nil {
+		return err
+	}
 	if err := bumpSerial(ctx, tx); err != nil {
 		return err
 	}
@@ -361,7 +364,7 @@ func (s *Store) SetYanked(ctx context.Context, id, version string, yanked bool, 
 	if yanked {
 		flag = 1
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.logged(s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE releases SET yanked = ?, yank_reason = ? WHERE package_id = ? AND version = ?",
 			flag, toNull(reason), id, version)
 		if err != nil {
@@ -370,11 +373,14 @@ func (s *Store) SetYanked(ctx context.Context, id, version string, yanked bool, 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrNotFound
 		}
+		if err := s.appendYank(ctx, tx, id, version, yanked, audit); err != nil {
+			return err
+		}
 		if err := bumpSerial(ctx, tx); err != nil {
 			return err
 		}
 		return s.insertAudit(ctx, tx, audit)
-	})
+	}))
 }
 
 func bumpSerial(ctx context.Context, tx *sql.Tx) error {

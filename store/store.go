@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pluginyard/registry/migrations"
@@ -37,6 +38,8 @@ type Store struct {
 	Blobs *Blobs
 	dir   string
 	now   func() time.Time
+	// logHook runs after a commit that appended to the transparency log (OnLogAppend).
+	logHook atomic.Pointer[func()]
 }
 
 // Open opens (creating if needed) the database and blob folder under dir and applies any
@@ -57,6 +60,10 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	s := &Store{w: w, Blobs: blobs, dir: dir, now: func() time.Time { return time.Now().UTC() }}
 	if err := s.migrate(ctx); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	if err := s.backfillLog(ctx); err != nil {
 		_ = w.Close()
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/mod/sumdb/note"
@@ -62,7 +63,7 @@ func LoadKey(dir, given, name string) (*Key, error) {
 		}
 		b, err := os.ReadFile(given)
 		if err != nil {
-			return nil, fmt.Errorf("translog: --log-key %s: %w (give the key itself or the path of a file holding it)", given, err)
+			return nil, keyFileError(given, err)
 		}
 		return ParseKey(string(b))
 	}
@@ -102,4 +103,34 @@ func createKey(path, name string) (*Key, error) {
 		return nil, fmt.Errorf("translog: log key: %w", err)
 	}
 	return ParseKey(string(b))
+}
+
+// KeyName is the key name (and so the checkpoint origin) a registry at publicURL generates
+// its key with: the URL's host and path, then "/log", as in "plugins.example.com/log". A
+// note key name may hold neither spaces nor '+'; anything else falls back to
+// "registry/log".
+func KeyName(publicURL string) string {
+	rest := publicURL
+	if _, after, ok := strings.Cut(publicURL, "://"); ok {
+		rest = after
+	}
+	rest = strings.TrimRight(rest, "/")
+	if rest == "" || strings.ContainsAny(rest, " +\t\n") {
+		return "registry/log"
+	}
+	return rest + "/log"
+}
+
+// keyFileError words a --log-key that is neither a key nor a readable file; a value with a
+// '+' is most likely a mistyped key, which must not reach a log.
+func keyFileError(given string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	shown := strconv.Quote(given)
+	if strings.Contains(given, "+") {
+		shown = fmt.Sprintf("(a %d-character value, not shown)", len(given))
+	}
+	return fmt.Errorf("translog: log key %s is neither a key (PRIVATE+KEY+NAME+HASH+BASE64) nor a readable file: %w", shown, err)
 }

@@ -107,6 +107,11 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	tlog, err := openTransparencyLog(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
+	icfg.LogCheckpoint = tlog.Checkpoint
 	metrics := server.NewMetrics()
 	icfg.Observer = metrics
 	icfg.Previews.Hosts = cfg.PreviewHosts // only serve copies previews; sync and export never contact image hosts
@@ -138,7 +143,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	}
 	srv := server.New(server.Config{PublicURL: cfg.PublicURL, AdminSecret: cfg.AdminToken, SiteName: cfg.SiteName,
 		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail,
-		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus}, svc, log)
+		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus, Log: tlog}, svc, log)
 
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
@@ -210,7 +215,7 @@ func loadList(path string) (*index.List, error) {
 		}
 		// A refusal, so that POST /api/v1/admin/reload answers 422 with every rule id.
 		return nil, &ingest.Refusal{Kind: ingest.ErrInvalid, Problems: probs.Errors(),
-			Message: fmt.Sprintf("--plugins %s: %d problem(s); run `registry lint %s` for details:%s", path, len(probs.Errors()), path, b.String())}
+			Message: fmt.Sprintf("--plugins %s: %s; run `registry lint %s` for details:%s", path, plural(len(probs.Errors()), "error"), path, b.String())}
 	}
 	return l, nil
 }

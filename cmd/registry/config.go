@@ -50,6 +50,9 @@ type Config struct {
 	PreviewHosts []string
 
 	LogFormat string
+	// LogKey is the transparency log's private key (PRIVATE+KEY+…) or the file holding
+	// it; empty means DataDir/log.key, generated on first start.
+	LogKey string
 
 	// Rate limits in requests per minute per client (IP, and token where one is sent);
 	// 0 turns a class off.
@@ -78,6 +81,7 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.addr(&cfg.Addr, "addr", "REGISTRY_ADDR", "127.0.0.1:8080", "listen address")
 	b.str(&cfg.DataDir, "data", "REGISTRY_DATA", "./data", "data directory: SQLite file and blobs")
 	b.str(&cfg.PluginsPath, "plugins", "REGISTRY_PLUGINS", "./plugins.yaml", "curated list")
+	b.str(&cfg.LogKey, "log-key", "REGISTRY_LOG_KEY", "", "transparency log signing key: the key itself or a file holding it; default DATA/log.key, generated on first start")
 	b.url(&cfg.PublicURL, "public-url", "REGISTRY_PUBLIC_URL", "", "https://plugins.example.com", "", "base of every absolute URL emitted; default http://<addr>")
 	b.int64(&cfg.MaxBodyBytes, "max-body", "REGISTRY_MAX_BODY", 100<<20, 1<<20,
 		"a whole number of bytes, at least 1048576 (1 MiB), such as 104857600", "publish upload limit in bytes")
