@@ -26,7 +26,8 @@ type exportFile struct {
 }
 
 // Export writes a static mirror of the registry into dir: index.json,
-// curupira/index.json, every package version (yanked ones too, since their exact URLs
+// curupira/index.json, their signatures (.sig), the log's checkpoint and tiles (log/), so
+// that `registry log verify` audits the mirror as it would the registry, every package version (yanked ones too, since their exact URLs
 // stay valid) and every listed icon, laid out as the registry serves them, so that any
 // static host or CDN can serve dir at the configured public URL.
 //
@@ -111,6 +112,11 @@ func (s *Service) writeSnapshot(ctx context.Context, root string) ([]exportFile,
 		sum := sha256.Sum256(body)
 		files = append(files, exportFile{rel: rel, sha: hex.EncodeToString(sum[:]), n: int64(len(body)), document: true})
 	}
+	logFiles, err := s.writeLogFiles(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, logFiles...)
 	rels, err := s.store.AllReleases(ctx)
 	if err != nil {
 		return nil, err

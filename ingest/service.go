@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/problem"
@@ -51,6 +52,9 @@ type Config struct {
 	// signature holds (DefaultIndexSignatureTTL when 0).
 	IndexSigner       note.Signer
 	IndexSignatureTTL time.Duration
+	// LogTile, when set (translog.Log.Tile), reads a tile of the log, so that an export
+	// carries the log's tiles and a mirror can be audited like the registry.
+	LogTile func(ctx context.Context, t tlog.Tile) ([]byte, error)
 }
 
 // Actor is who asks: resolved from a token by the caller.
