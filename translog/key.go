@@ -35,8 +35,9 @@ func ParseKey(skey string) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("translog: log key: %w (want PRIVATE+KEY+NAME+HASH+BASE64, as `registry log key` generates)", err)
 	}
-	i := strings.LastIndexByte(skey, '+')
-	raw, err := base64.StdEncoding.DecodeString(skey[i+1:])
+	// PRIVATE+KEY+NAME+HASH+BASE64: a name has no '+', but base64 may.
+	parts := strings.SplitN(skey, "+", 5)
+	raw, err := base64.StdEncoding.DecodeString(parts[len(parts)-1])
 	if err != nil || len(raw) != 1+ed25519.SeedSize {
 		return nil, fmt.Errorf("translog: log key: not an ed25519 key")
 	}
