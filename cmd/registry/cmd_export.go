@@ -52,7 +52,15 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 		return exitUsage
 	}
 	icfg.PublicURL = trimSlash(*publicURL)
-	svc := ingest.New(st, list, icfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.DataDir, cfg.LogKey = st.Dir(), envDefault(c, "REGISTRY_LOG_KEY", "")
+	tl, err := openTransparencyLog(ctx, cfg, st, quiet) // the mirror carries the log and signed documents
+	if err != nil {
+		fmt.Fprintf(c.stderr, "export: %v\n", err)
+		return exitUsage
+	}
+	icfg.LogCheckpoint, icfg.IndexSigner, icfg.LogTile = tl.Checkpoint, tl.Key().Signer, tl.Tile
+	svc := ingest.New(st, list, icfg, quiet)
 	var files, total int64
 	err = svc.Export(ctx, *out, func(path string, n int64) {
 		files++

@@ -112,6 +112,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 		return err
 	}
 	icfg.LogCheckpoint = tlog.Checkpoint
+	icfg.IndexSigner, icfg.LogTile = tlog.Key().Signer, tlog.Tile // signed index.json, exported tiles
 	metrics := server.NewMetrics()
 	icfg.Observer = metrics
 	icfg.Previews.Hosts = cfg.PreviewHosts // only serve copies previews; sync and export never contact image hosts
