@@ -11,6 +11,7 @@ import (
 
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/translog"
+	"github.com/pluginyard/registry/web"
 )
 
 // logLookup is the JSON of GET /log/lookup/{id}@{version}.
@@ -157,4 +158,18 @@ func logRefOf(refs map[string]logRef, version string) *logRef {
 		return &r
 	}
 	return nil
+}
+
+// logEntryOf is the page's pointer at id@version's publish record (a relative link); nil
+// when the log has none.
+func (s *Server) logEntryOf(c echo.Context, id, version string) (*web.LogEntry, error) {
+	refs, err := s.logRefs(c, id)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := refs[version]
+	if !ok {
+		return nil, nil
+	}
+	return &web.LogEntry{Index: r.Index, URL: "/log/lookup/" + id + "@" + version}, nil
 }

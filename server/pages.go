@@ -181,6 +181,9 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 		return err
 	}
 	p.RunsOn, p.Settings, p.ChangelogHTML, p.Downloads, p.Repo = runsOnOf(it), web.SettingsFor(m.ConfigSchema), d.changelog, d.downloads, d.repo
+	if p.Verification.RegistryLog, err = s.logEntryOf(c, it.ID, it.Latest.Version); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, web.Plugin(p))
 }
 
@@ -212,6 +215,9 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 		return err
 	}
 	p.RunsOn, p.ChangelogHTML, p.Downloads, p.Repo = web.LaunchRunsOn(m.Launch.Type), d.changelog, d.downloads, d.repo
+	if p.Verification.RegistryLog, err = s.logEntryOf(c, it.ID, it.Latest.Version); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, web.Extension(p))
 }
 

@@ -327,6 +327,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 		}
 		p := param.ReplaceAllString(rt.Path, "{$1}")
 		p = strings.Replace(p, "/extensions/*", "/extensions/{name}", 1)
+		p = strings.Replace(strings.Replace(p, "/log/tile/*", "/log/tile/{path}", 1), "/log/lookup/*", "/log/lookup/{ref}", 1)
 		ops, ok := doc.Paths[p]
 		if !ok {
 			t.Errorf("route %s %s missing from openapi.json (as %s)", rt.Method, rt.Path, p)

@@ -151,6 +151,16 @@ type Verification struct {
 	KeyFingerprint string // ed25519 only
 	LogIndex       *int64
 	IntegratedTime string
+	// RegistryLog is the latest release's publish record in this registry's transparency
+	// log; nil when the log has none.
+	RegistryLog *LogEntry
+}
+
+// LogEntry points at a publish record: "recorded in the log at #Index", linking to URL
+// (GET /log/lookup/{id}@{version}).
+type LogEntry struct {
+	Index int64
+	URL   string
 }
 
 // PluginPage is the page of a plugin or a canvas at /plugins/{id}.

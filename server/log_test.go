@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/pluginyard/registry/translog"
+)
+
+// lookupJSON is the body of GET /log/lookup/{id}@{version}.
+type lookupJSON struct {
+	Index      int64            `json:"index"`
+	Record     translog.Record  `json:"record"`
+	Leaf       string           `json:"leaf"`
+	TreeSize   int64            `json:"tree_size"`
+	RootHash   tlog.Hash        `json:"root_hash"`
+	Proof      tlog.RecordProof `json:"proof"`
+	Checkpoint string           `json:"checkpoint"`
+}
+
+func TestLogLookupProofVerifiesWithServedKey(t *testing.T) {
+	e := newEnv(t, "")
+	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
+		if r := e.publish(adminToken, "acme-hello-"+v+".tar.gz", pkg(t, "acme-hello", v, "Says hello")); r.Status != http.StatusCreated {
+			t.Fatalf("publish %s: %d %s", v, r.Status, r.Body)
+		}
+	}
+	if r := e.post("/api/v1/plugins/acme-hello/versions/1.0.0/yank", adminToken, map[string]string{"reason": "broken"}); r.Status != http.StatusOK {
+		t.Fatalf("yank: %d %s", r.Status, r.Body)
+	}
+	keyRes := e.get("/log/key")
+	v, err := note.NewVerifier(strings.TrimSpace(string(keyRes.Body)))
+	if err != nil {
+		t.Fatalf("/log/key %q: %v", keyRes.Body, err)
+	}
+	r := e.get("/log/lookup/acme-hello@1.1.0")
+	if r.Status != http.StatusOK {
+		t.Fatalf("lookup: %d %s", r.Status, r.Body)
+	}
+	var l lookupJSON
+	r.json(t, &l)
+	cp, err := translog.OpenCheckpoint([]byte(l.Checkpoint), v)
+	if err != nil {
+		t.Fatalf("checkpoint: %v\n%s", err, l.Checkpoint)
+	}
+	if cp.Size != 4 || cp.Size != l.TreeSize || cp.Hash != l.RootHash {
+		t.Errorf("checkpoint size %d hash %v; lookup says %d %v; want 4 records (3 publishes, 1 yank)", cp.Size, cp.Hash, l.TreeSize, l.RootHash)
+	}
+	if err := tlog.CheckRecord(l.Proof, cp.Size, cp.Hash, l.Index, tlog.RecordHash([]byte(l.Leaf))); err != nil {
+		t.Errorf("inclusion proof: %v", err)
+	}
+	rec, err := translog.ParseRecord([]byte(l.Leaf))
+	if err != nil || rec != l.Record || rec.Version != "1.1.0" || rec.Kind != translog.KindPublish || l.Index != 1 {
+		t.Errorf("record %+v (index %d), leaf %q: %v", l.Record, l.Index, l.Leaf, err)
+	}
+	var ver struct {
+		SHA256 string `json:"sha256"`
+		Log    *struct {
+			Index     int64  `json:"index"`
+			LookupURL string `json:"lookup_url"`
+		} `json:"log"`
+	}
+	e.get("/api/v1/plugins/acme-hello/versions/1.1.0").json(t, &ver)
+	if ver.Log == nil || ver.Log.Index != 1 || ver.Log.LookupURL != e.srv.URL+"/log/lookup/acme-hello@1.1.0" || ver.SHA256 != rec.SHA256 {
+		t.Errorf("API version log = %+v, sha256 %s; want index 1 and the lookup URL", ver.Log, ver.SHA256)
+	}
+	checkpoint := e.get("/log/checkpoint")
+	if string(checkpoint.Body) != l.Checkpoint || !strings.HasPrefix(checkpoint.Header.Get("Content-Type"), "text/plain") ||
+		checkpoint.Header.Get("Cache-Control") != "public, max-age=10" {
+		t.Errorf("/log/checkpoint = %q %v", checkpoint.Body, checkpoint.Header)
+	}
+}
+
+func TestLogPluginShowAndPage(t *testing.T) {
+	e := newEnv(t, "")
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		if r := e.publish(adminToken, "acme-hello-"+v+".tar.gz", pkg(t, "acme-hello", v, "Says hello")); r.Status != http.StatusCreated {
+			t.Fatalf("publish %s: %d %s", v, r.Status, r.Body)
+		}
+	}
+	var show struct {
+		Versions []struct {
+			Version string          `json:"version"`
+			Log     json.RawMessage `json:"log"`
+		} `json:"versions"`
+	}
+	e.get("/api/v1/plugins/acme-hello").json(t, &show)
+	got := map[string]string{}
+	for _, v := range show.Versions {
+		got[v.Version] = string(v.Log)
+	}
+	for v, idx := range map[string]string{"1.0.0": "0", "1.1.0": "1"} {
+		want := `{"index":` + idx + `,"lookup_url":"` + e.srv.URL + `/log/lookup/acme-hello@` + v + `"}`
+		if got[v] != want {
+			t.Errorf("version %s log = %s, want %s", v, got[v], want)
+		}
+	}
+	page := string(e.get("/plugins/acme-hello").Body)
+	for _, want := range []string{`data-testid="log-entry"`, "recorded in the log at #1", `href="/log/lookup/acme-hello@1.1.0"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("plugin page lacks %q", want)
+		}
+	}
+}
+
+func TestLogTiles(t *testing.T) {
+	e := newEnv(t, "")
+	if r := e.publish(adminToken, "acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "Says hello")); r.Status != http.StatusCreated {
+		t.Fatalf("publish: %d %s", r.Status, r.Body)
+	}
+	hashTile := e.get("/log/tile/8/0/000.p/1")
+	if hashTile.Status != http.StatusOK || len(hashTile.Body) != tlog.HashSize || hashTile.Header.Get("Cache-Control") != "public, max-age=10" {
+		t.Fatalf("partial tile: %d %q %v", hashTile.Status, hashTile.Body, hashTile.Header)
+	}
+	data := e.get("/log/tile/8/data/000.p/1")
+	rec, err := translog.ParseRecord([]byte(strings.TrimSuffix(string(data.Body), "\n")))
+	if data.Status != http.StatusOK || err != nil || rec.ID != "acme-hello" {
+		t.Errorf("data tile: %d %q %v", data.Status, data.Body, err)
+	}
+	if tlog.RecordHash([]byte(strings.TrimSuffix(string(data.Body), "\n"))) != tlog.Hash(hashTile.Body) {
+		t.Error("the data tile's leaf does not hash to the hash tile's entry")
+	}
+	for path, want := range map[string]int{
+		"/log/tile/8/0/000":            http.StatusNotFound, // a full tile the tree does not hold yet
+		"/log/tile/8/0/000.p/2":        http.StatusNotFound,
+		"/log/tile/4/0/000.p/1":        http.StatusNotFound, // another height
+		"/log/tile/8/x/000":            http.StatusNotFound,
+		"/log/lookup/acme-hello@9.9.9": http.StatusNotFound,
+		"/log/lookup/acme-hello":       http.StatusBadRequest,
+	} {
+		if r := e.get(path); r.Status != want {
+			t.Errorf("GET %s = %d %s, want %d", path, r.Status, r.Body, want)
+		}
+	}
+}
