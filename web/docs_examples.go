@@ -70,12 +70,23 @@ jobs:
       - uses: actions/setup-go@v5
         with:
           go-version: stable
+      # the registry CLI, from the same release as the action below
+      - uses: actions/checkout@v4
+        with:
+          repository: pluginyard/registry
+          ref: v1
+          path: .registry-cli
+      - name: Build the registry CLI
+        working-directory: .registry-cli
+        run: |
+          go build -trimpath -o "$RUNNER_TEMP/registry-cli/" ./cmd/registry
+          echo "$RUNNER_TEMP/registry-cli" >> "$GITHUB_PATH"
       - name: Build and pack
         id: pack
         run: |
           make dist    # your build: fills dist/ with manifest.yaml, README.md and server/
           file="acme-stats-${GITHUB_REF_NAME#v}.tar.gz"
-          go run github.com/pluginyard/registry/cmd/registry@latest pack dist -o "$file"
+          registry pack dist -o "$file"
           echo "file=$file" >> "$GITHUB_OUTPUT"
       - name: Publish
         uses: ` + docsAction(p) + `
@@ -94,17 +105,29 @@ registry publish acme-stats-1.2.0.tar.gz --bundle acme-stats-1.2.0.tar.gz.sigsto
   --registry ` + docsPublicURL(p)
 }
 
+// exampleRefusal is the API's real answer to a package with a stale checksum and a missing
+// executable (test/docs checks it against the registry's output).
 func exampleRefusal() string {
 	return `HTTP/1.1 422 Unprocessable Entity
 {
-  "error": "package refused: 2 problems",
+  "error": "the package is invalid: 2 problem(s)",
   "problems": [
-    {"rule": "checksums.mismatch", "path": "server/plugin-linux-amd64",
-     "message": "sha256 in checksums.txt is 3b1f…, the file hashes to 9c04…; re-run registry pack",
-     "severity": "error"},
-    {"rule": "manifest.runtime.executables.path", "path": "runtime.executables.linux/arm64",
-     "message": "server/plugin-linux-arm64 is not in the package; build it or remove the entry",
-     "severity": "error"}
+    {
+      "rule": "manifest.runtime.executables.missing",
+      "path": "runtime.executables.linux-arm64",
+      "file": "manifest.yaml",
+      "message": "expected the package to contain \"server/plugin-linux-arm64\", found no such file; the package cannot install on linux-arm64, so build it into the package or remove the entry",
+      "severity": "error",
+      "doc_url": "https://plugins.example.com/docs/reference/kandev-manifest#manifest.runtime.executables.missing"
+    },
+    {
+      "rule": "checksums.mismatch",
+      "path": "server/plugin-linux-amd64",
+      "file": "checksums.txt",
+      "message": "line 8 says sha256 <sha256>, the file's content has <sha256>; regenerate checksums.txt after the last change",
+      "severity": "error",
+      "doc_url": "https://plugins.example.com/docs/reference/package#checksums.mismatch"
+    }
   ]
 }`
 }

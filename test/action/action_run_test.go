@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/test/internal/oidctest"
 )
 
 const (
@@ -32,9 +34,9 @@ const pluginsYAML = `plugins:
 // Action, published with an upload token exchanged for the job's identity token, and
 // listed in index.json; a job of a repository the list does not name must be refused.
 func TestActionPublishesByTrustedPublishing(t *testing.T) {
-	is := newIssuer(t)
+	is := oidctest.New(t)
 	tokens := newTokenService(t, is)
-	reg := startRegistry(t, pluginsYAML, is.srv.URL)
+	reg := startRegistry(t, pluginsYAML, is.URL)
 	workspace := t.TempDir()
 	makePackage(t, workspace)
 	a := loadAction(t)
