@@ -112,6 +112,7 @@ func crashSeed(t *testing.T) uint64 {
 func checkAcked(t *testing.T, dir string, acked, fresh map[string]ack, seed uint64) {
 	t.Helper()
 	ctx := context.Background()
+	checkLog(t, filepath.Join(dir, "data"), seed) // before store.Open, which would backfill what is missing
 	st, err := store.Open(ctx, filepath.Join(dir, "data"))
 	if err != nil {
 		t.Fatal(err)
@@ -412,6 +413,7 @@ func check(t *testing.T, base, dir string, acked map[string]ack, seed uint64) {
 	}
 	checkIndex(t, base, latest)
 	checkBlobFolder(t, dir, listed)
+	checkLookups(t, base, dir, acked, seed)
 }
 
 func checkDownload(t *testing.T, v version) {
