@@ -37,6 +37,8 @@ func documentedCases(t *testing.T, s *session) []docCase {
 		}},
 		{cmd: "registry verify acme-stats-1.2.0.tar.gz", golden: "verify-acme-stats"},
 		{cmd: "registry publish acme-stats-1.2.0.tar.gz --registry https://plugins.example.com", golden: "publish-acme-stats"},
+		// docs/publishing.md, "Permissions": the same publish without a token or an identity
+		{cmd: "registry publish acme-stats-1.2.0.tar.gz --registry https://plugins.example.com", golden: "publish-no-credentials", exit: 2, noToken: true},
 		// docs/publishing.md, "The package": the refusal, from the CLI (the API's JSON is
 		// checked by checkSamples)
 		{cmd: "registry publish acme-stats-1.2.1.tar.gz --registry https://plugins.example.com", golden: "publish-refused", exit: 1, setup: func(t *testing.T) {
@@ -67,7 +69,7 @@ func documentedCases(t *testing.T, s *session) []docCase {
 		{cmd: "registry export --out mirror --public-url https://cdn.example.com", golden: "export"},
 		{cmd: "registry backup --data /var/lib/registry --out registry-backup.sqlite", golden: "backup"},
 		// /docs/authors, "Curupira extensions": the extension registry init writes, built to dist/
-		{cmd: "registry conformance --timeout 10s -- node dist/index.js", golden: "conformance", inDir: "ext", setup: func(t *testing.T) {
+		{cmd: "registry conformance --timeout 10s -- node dist/index.js", golden: "conformance", inDir: "ext", needs: "node", setup: func(t *testing.T) {
 			s.must(t, "init", "extension", "ext/src", "--id", "todo-trigger")
 			for from, to := range map[string]string{"index.mjs": "index.js", "curupira-extension.toml": "curupira-extension.toml"} {
 				src, err := os.ReadFile(filepath.Join(s.work, "ext", "src", from))
