@@ -28,6 +28,9 @@ const (
 	KindUndeprecate Kind = "undeprecate" // a deprecation was cleared (version empty)
 )
 
+// Kinds are the kinds this registry writes, in the order docs/transparency.md lists them.
+var Kinds = []Kind{KindPublish, KindYank, KindUnyank, KindDelist, KindDeprecate, KindUndeprecate}
+
 // Unsigned is the signer of a release published without a signature.
 const Unsigned = "unsigned"
 
