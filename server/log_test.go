@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/translog"
 )
 
@@ -136,5 +139,71 @@ func TestLogTiles(t *testing.T) {
 		if r := e.get(path); r.Status != want {
 			t.Errorf("GET %s = %d %s, want %d", path, r.Status, r.Body, want)
 		}
+	}
+}
+
+// httpTiles reads tiles over HTTP, as a client of /log/tile/ does.
+type httpTiles struct{ e *env }
+
+func (h httpTiles) Height() int { return translog.TileHeight }
+
+func (h httpTiles) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	for i, t := range tiles {
+		r := h.e.get("/log/" + t.Path())
+		if r.Status != http.StatusOK {
+			return nil, fmt.Errorf("GET /log/%s: %d %s", t.Path(), r.Status, r.Body)
+		}
+		out[i] = r.Body
+	}
+	return out, nil
+}
+
+func (h httpTiles) SaveTiles([]tlog.Tile, [][]byte) {}
+
+func TestLogFullTileIsImmutableAndVerifies(t *testing.T) {
+	e := newEnv(t, "")
+	if r := e.publish(adminToken, "acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "Says hello")); r.Status != http.StatusCreated {
+		t.Fatalf("publish: %d %s", r.Status, r.Body)
+	}
+	for i := range 299 { // 300 records: one full tile and a partial one
+		reason := ""
+		if i%2 == 0 {
+			reason = "old"
+		}
+		if err := e.st.Deprecate(context.Background(), "acme-hello", reason, "", store.AuditEntry{Actor: "test", Action: "deprecate"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := e.get("/log/tile/8/0/000")
+	if full.Status != http.StatusOK || len(full.Body) != 256*tlog.HashSize || full.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+		t.Fatalf("full tile: %d, %d bytes, %v", full.Status, len(full.Body), full.Header)
+	}
+	v, err := note.NewVerifier(strings.TrimSpace(string(e.get("/log/key").Body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := translog.OpenCheckpoint(e.get("/log/checkpoint").Body, v)
+	if err != nil || cp.Size != 300 {
+		t.Fatalf("checkpoint of %d records, %v; want 300", cp.Size, err)
+	}
+	hr := tlog.TileHashReader(tlog.Tree{N: cp.Size, Hash: cp.Hash}, httpTiles{e})
+	if h, err := tlog.TreeHash(cp.Size, hr); err != nil || h != cp.Hash {
+		t.Errorf("tree hash from served tiles = %v, %v; want the checkpoint's %v", h, err, cp.Hash)
+	}
+	data := e.get("/log/tile/8/data/000")
+	leaves := strings.SplitAfter(string(data.Body), "\n\n") // each leaf ends in a newline; a blank line follows it
+	if leaves[len(leaves)-1] == "" {
+		leaves = leaves[:len(leaves)-1]
+	}
+	if len(leaves) != 256 {
+		t.Fatalf("full data tile holds %d leaves, want 256", len(leaves))
+	}
+	p, err := tlog.ProveRecord(cp.Size, 255, hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tlog.CheckRecord(p, cp.Size, cp.Hash, 255, tlog.RecordHash([]byte(strings.TrimSuffix(leaves[255], "\n")))); err != nil {
+		t.Errorf("leaf 255 of the data tile: %v", err)
 	}
 }
