@@ -26,7 +26,6 @@ import (
 const (
 	ruleFetch          = "log.fetch"           // a file the audit needs could not be read
 	ruleCheckpoint     = "log.checkpoint"      // the checkpoint is not signed by the key, or does not parse
-	ruleState          = "log.state"           // the --state file is unusable
 	ruleFork           = "log.fork"            // the log is not an extension of the checkpoint seen before
 	ruleRecord         = "log.record"          // a record does not hash to its leaf, or is malformed
 	ruleImmutable      = "log.immutable"       // the log records one id@version with two sha256
