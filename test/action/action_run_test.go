@@ -40,6 +40,7 @@ func TestActionPublishesByTrustedPublishing(t *testing.T) {
 	workspace := t.TempDir()
 	makePackage(t, workspace)
 	a := loadAction(t)
+	var lastAudit int // audit entries already checked
 
 	t.Run("unlisted repository", func(t *testing.T) {
 		r := newRunner(t, a, tokens, workspace, "globex/kandev-stats", reg.url)
@@ -73,23 +74,65 @@ func TestActionPublishesByTrustedPublishing(t *testing.T) {
 		if v := indexVersion(t, reg, packageID); v != "0.1.0" {
 			t.Errorf("index.json lists %s at version %q; want 0.1.0", packageID, v)
 		}
-		checkAudit(t, reg, r.env["GITHUB_WORKFLOW_REF"])
+		lastAudit = checkAudit(t, reg, r.env["GITHUB_WORKFLOW_REF"])
 	})
+
+	// The token input: a publisher token from a secret, for registries without trusted
+	// publishing; the job's identity is then not asked for.
+	t.Run("publisher token", func(t *testing.T) {
+		setVersion(t, filepath.Join(workspace, packageID), "0.2.0")
+		pack(t, workspace, "pack", packageID)
+		r := newRunner(t, a, tokens, workspace, listedRepo, reg.url)
+		r.inputs["package"], r.inputs["token"] = packageID+"-0.2.0.tar.gz", reg.publisherToken(t, "acme")
+		for _, res := range r.runAction(a) {
+			if res.err != nil {
+				t.Fatalf("%v\n%s", res.err, res.output)
+			}
+		}
+		if got := tokens.requested(); len(got) != 0 {
+			t.Errorf("with a token input the Action asked for identity tokens %q", got)
+		}
+		if v := indexVersion(t, reg, packageID); v != "0.2.0" {
+			t.Errorf("index.json lists %s at version %q; want 0.2.0", packageID, v)
+		}
+		if got := newAudit(t, reg, lastAudit); !cmp.Equal(got, []string{"publish publisher:acme " + packageID + "@0.2.0 ok"}) {
+			t.Errorf("audit entries of the token publish: %q; want one publish by publisher:acme", got)
+		}
+	})
+}
+
+// setVersion rewrites the version line of the manifest in dir.
+func setVersion(t *testing.T, dir, version string) {
+	t.Helper()
+	path := filepath.Join(dir, "manifest.yaml")
+	src := string(mustRead(t, path))
+	lines := strings.Split(src, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "version:") {
+			lines[i] = "version: \"" + version + "\""
+		}
+	}
+	mustWrite(t, path, strings.Join(lines, "\n"))
 }
 
 // makePackage writes acme-stats-0.1.0.tar.gz into dir as an author's workflow would:
 // `registry init plugin`, then `registry pack`.
 func makePackage(t *testing.T, dir string) {
 	t.Helper()
-	for _, args := range [][]string{{"init", "plugin", packageID}, {"pack", packageID}} {
-		cmd := exec.Command(registryBin, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("registry %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	pack(t, dir, "init", "plugin", packageID)
+	pack(t, dir, "pack", packageID)
 	if _, err := os.Stat(filepath.Join(dir, pkgFile)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// pack runs the registry CLI in dir, as an author's build does before the Action.
+func pack(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(registryBin, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("registry %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 
@@ -201,16 +244,37 @@ type auditEntry struct {
 	Detail  map[string]any `json:"detail"`
 }
 
-// checkAudit asserts the publish went through trusted publishing: an accepted exchange of
-// listedRepo's identity, then a publish by the upload token it gave.
-func checkAudit(t *testing.T, reg *registry, workflowRef string) {
+// auditLog is the registry's audit log, newest first.
+func auditLog(t *testing.T, reg *registry) []auditEntry {
 	t.Helper()
 	var log struct {
 		Entries []auditEntry `json:"entries"`
 	}
 	reg.getJSON(t, "/api/v1/admin/audit", &log)
+	return log.Entries
+}
+
+// newAudit describes the publish and token.oidc entries after the first seen ones.
+func newAudit(t *testing.T, reg *registry, seen int) []string {
+	t.Helper()
+	entries := auditLog(t, reg)
 	var got []string
-	for _, e := range log.Entries {
+	for _, e := range entries[:len(entries)-seen] {
+		if e.Action == "token.oidc" || e.Action == "publish" {
+			got = append(got, e.Action+" "+e.Actor+" "+e.Target+" "+e.Outcome)
+		}
+	}
+	return got
+}
+
+// checkAudit asserts the publish went through trusted publishing: an accepted exchange of
+// listedRepo's identity, then a publish by the upload token it gave. It returns the number
+// of entries in the log.
+func checkAudit(t *testing.T, reg *registry, workflowRef string) int {
+	t.Helper()
+	entries := auditLog(t, reg)
+	var got []string
+	for _, e := range entries {
 		if e.Action == "token.oidc" || e.Action == "publish" {
 			got = append(got, e.Action+" "+e.Actor+" "+e.Target+" "+e.Outcome)
 		}
@@ -226,4 +290,5 @@ func checkAudit(t *testing.T, reg *registry, workflowRef string) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit log (-want +got):\n%s", diff)
 	}
+	return len(entries)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -40,9 +41,9 @@ func TestMain(m *testing.M) {
 
 // registry is a `registry serve` process on a free loopback port.
 type registry struct {
-	url, admin string
-	cmd        *exec.Cmd
-	log        *syncBuffer
+	url, admin, data string
+	cmd              *exec.Cmd
+	log              *syncBuffer
 }
 
 const adminToken = "action-test-admin-token-0123456789"
@@ -55,8 +56,8 @@ func startRegistry(t *testing.T, pluginsYAML, issuerURL string) *registry {
 	plugins := filepath.Join(dir, "plugins.yaml")
 	mustWrite(t, plugins, pluginsYAML)
 	addr := freeAddr(t)
-	r := &registry{url: "http://" + addr, admin: adminToken, log: &syncBuffer{}}
-	r.cmd = exec.Command(registryBin, "serve", "--addr", addr, "--data", filepath.Join(dir, "data"),
+	r := &registry{url: "http://" + addr, admin: adminToken, data: filepath.Join(dir, "data"), log: &syncBuffer{}}
+	r.cmd = exec.Command(registryBin, "serve", "--addr", addr, "--data", r.data,
 		"--plugins", plugins, "--public-url", r.url, "--oidc-issuer", issuerURL,
 		"--sync-interval", "0", "--scrub-interval", "0")
 	r.cmd.Env = append(os.Environ(), "REGISTRY_ADMIN_TOKEN="+adminToken)
@@ -142,4 +143,21 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+var secretRE = regexp.MustCompile(`\bpyr_[A-Za-z0-9_-]+`)
+
+// publisherToken creates a publisher token with `registry token create`, as an operator
+// does beside the running registry.
+func (r *registry) publisherToken(t *testing.T, publisher string) string {
+	t.Helper()
+	out, err := exec.Command(registryBin, "token", "create", "--publisher", publisher, "--data", r.data).CombinedOutput()
+	if err != nil {
+		t.Fatalf("registry token create: %v\n%s", err, out)
+	}
+	sec := secretRE.FindString(string(out))
+	if sec == "" {
+		t.Fatalf("registry token create printed no token:\n%s", out)
+	}
+	return sec
 }
