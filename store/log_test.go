@@ -242,3 +242,46 @@ func TestLogServesVerifiableProofs(t *testing.T) {
 		t.Errorf("lookup of a missing version: %v, want ErrNotFound", err)
 	}
 }
+
+func TestLogRefusesDamage(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
+		mustInsert(t, s, mustRelease(t, s, "acme", v, []byte(v)))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, store.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dup := `INSERT INTO log_records (idx, kind, package_id, version, sha256, body, created_at)
+		SELECT 3, kind, package_id, version, sha256, body, created_at FROM log_records WHERE idx = 0`
+	if _, err := db.ExecContext(ctx, dup); err == nil {
+		t.Error("a second publish record for acme@1.0.0 was stored")
+	}
+	for _, q := range []string{"DROP TRIGGER log_records_append_only_delete", "DROP TRIGGER log_hashes_append_only_delete",
+		"DELETE FROM log_records WHERE idx = 1", "DELETE FROM log_hashes WHERE idx = 0"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	_ = db.Close()
+	raw, err := store.Open(ctx, dir) // backfill re-adds acme@1.1.0's publish record at the end
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.RecordTexts(ctx, 0, 3); err == nil {
+		t.Error("RecordTexts read across the gap at record 1")
+	}
+	if _, err := raw.ReadHashes(ctx, []int64{0}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ReadHashes of a deleted hash: %v, want ErrNotFound", err)
+	}
+}

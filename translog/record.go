@@ -70,16 +70,14 @@ func RecordText(r Record) []byte {
 }
 
 // ParseRecord decodes a leaf, refusing anything RecordText would not have produced (unknown
-// fields, other field order or spacing, a missing newline), so that one record has exactly
-// one encoding and so one leaf hash.
+// fields, other field order or spacing, a missing newline: the leaf must re-encode to
+// itself), so that one record has exactly one encoding and so one leaf hash.
 func ParseRecord(text []byte) (Record, error) {
 	if len(text) > MaxRecordText {
 		return Record{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrMalformedRecord, len(text), MaxRecordText)
 	}
 	var r Record
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := json.Unmarshal(text, &r); err != nil {
 		return Record{}, fmt.Errorf("%w: %v", ErrMalformedRecord, err)
 	}
 	if err := r.Check(); err != nil {
