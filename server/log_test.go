@@ -135,6 +135,8 @@ func TestLogTiles(t *testing.T) {
 		"/log/tile/8/x/000":            http.StatusNotFound,
 		"/log/lookup/acme-hello@9.9.9": http.StatusNotFound,
 		"/log/lookup/acme-hello":       http.StatusBadRequest,
+		"/log/lookup/acme-hello@":      http.StatusBadRequest, // no version
+		"/log/lookup/@acme":            http.StatusBadRequest, // a scope, no version
 	} {
 		if r := e.get(path); r.Status != want {
 			t.Errorf("GET %s = %d %s, want %d", path, r.Status, r.Body, want)
