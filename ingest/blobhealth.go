@@ -53,11 +53,14 @@ func (s *Service) setDamage(sha string, p store.BlobProblem) bool {
 		delete(s.health.bad, sha)
 		return had
 	}
+	if had && old.Kind == p.Kind {
+		return false // keep the first, fuller record (a download knows only one use)
+	}
 	if s.health.bad == nil {
 		s.health.bad = map[string]store.BlobProblem{}
 	}
 	s.health.bad[sha] = p
-	return !had || old.Kind != p.Kind
+	return true
 }
 
 // ReportBlob tells the service what a check of blob sha found (err nil: it is whole). A

@@ -224,7 +224,9 @@ func (s *Service) install(ctx context.Context, l *index.List, cat *Catalog, docs
 	s.list.Store(l)
 	s.catalog.Store(cat)
 	s.docs.Store(docs)
-	s.refusal.Store(nil)
+	if s.refusedList == nil { // a refused reload stays reported until a list is in force
+		s.refusal.Store(nil)
+	}
 	s.keepLastGood(docs)
 	s.previews.request(s.ctx, l) // copies the list's new preview images, in the background
 	return nil

@@ -68,6 +68,13 @@ func NewTrustedPublishing(ctx context.Context, st *store.Store, list func() *ind
 // ErrForbidden. Every verified identity leaves one "token.oidc" audit entry.
 func (tp *TrustedPublishing) Exchange(ctx context.Context, raw string) (string, time.Time, []string, error) {
 	c, err := tp.verify(ctx, raw)
+	if err == nil && len(listedIDs(tp.list(), c.Repository)) == 0 {
+		// Authorise before writing anything: a repository nothing is listed for does not
+		// get to store its jti (it is audited, as every verified identity is).
+		err = unlisted(c.Repository)
+		tp.auditExchange(ctx, c, nil, err)
+		return "", time.Time{}, nil, err
+	}
 	if err == nil {
 		err = tp.consume(ctx, c)
 	}

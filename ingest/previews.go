@@ -195,6 +195,7 @@ func (j *previewJob) pass(ctx context.Context, l *index.List) {
 	var (
 		wg     sync.WaitGroup
 		failed atomic.Int64
+		copied atomic.Int64
 		first  atomic.Pointer[store.Preview]
 		sem    = make(chan struct{}, previewWorkers)
 	)
@@ -203,7 +204,12 @@ func (j *previewJob) pass(ctx context.Context, l *index.List) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if p := j.copy(ctx, u); p != nil && !p.Fetched() {
+			switch p := j.copy(ctx, u); {
+			case p == nil: // not even recorded (the store failed): a failure, not a copy
+				failed.Add(1)
+			case p.Fetched():
+				copied.Add(1)
+			default:
 				failed.Add(1)
 				first.CompareAndSwap(nil, p)
 			}
@@ -211,7 +217,7 @@ func (j *previewJob) pass(ctx context.Context, l *index.List) {
 	}
 	wg.Wait()
 	j.summarize(len(due), failed.Load(), first.Load())
-	if int64(len(due)) > failed.Load() && j.copied != nil {
+	if copied.Load() > 0 && j.copied != nil {
 		j.copied()
 	}
 }

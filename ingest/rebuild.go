@@ -177,7 +177,12 @@ func (r *retrier) loop(s *Service) {
 		r.mu.Lock()
 		gen := r.gen
 		r.mu.Unlock()
-		err := s.Rebuild(s.ctx)
+		// Forced, with the list in force (never a refused one): what failed was a committed
+		// change or a blob-health change, and the shrink guard is for list mistakes, which
+		// SetList refuses before anything is in force.
+		s.rebuildMu.Lock()
+		err := s.rebuildLocked(s.ctx, s.List(), true)
+		s.rebuildMu.Unlock()
 		r.mu.Lock()
 		if err == nil && gen == r.gen {
 			r.running, r.pending = false, nil

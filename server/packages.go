@@ -145,7 +145,9 @@ func (s *Server) blobUnusable(c echo.Context, what, sha, release string, err err
 	}
 	s.log.Error("blob not served; run registry fsck", "sha256", sha, "blob", what, "release", release, "state", state,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
-	if what == "package" || what == "icon" { // its release leaves the index until repaired
+	// A package's release leaves the index until repaired; an icon's release loses its icon.
+	// A blob already known to be damaged is not reported again (the record stays whole).
+	if (what == "package" || what == "icon") && !s.svc.BlobDamaged(sha) {
 		id, version, _ := strings.Cut(release, "@")
 		if i := strings.LastIndex(release, "@"); i > 0 {
 			id, version = release[:i], release[i+1:]
