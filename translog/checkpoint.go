@@ -46,7 +46,7 @@ func ParseCheckpoint(body []byte) (origin string, size int64, hash tlog.Hash, er
 	if err != nil || size < 0 || strconv.FormatInt(size, 10) != sizeText {
 		return "", 0, hash, fmt.Errorf("%w: tree size %q is not a decimal number", ErrCheckpoint, sizeText)
 	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(lines[2], "\n"))
+	raw, err := base64.StdEncoding.Strict().DecodeString(strings.TrimSuffix(lines[2], "\n"))
 	if err != nil || len(raw) != tlog.HashSize {
 		return "", 0, hash, fmt.Errorf("%w: root hash is not %d bytes of base64", ErrCheckpoint, tlog.HashSize)
 	}
