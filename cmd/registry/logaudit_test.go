@@ -277,7 +277,7 @@ func TestAuditRules(t *testing.T) {
 		{"sha256 not the log's", func(f *lyingLog) { f.entrySHA["acme-hello@1.0.0"] = strings.Repeat("cd", 32) }, false, false, ruleSHA256, "the package was swapped"},
 		{"no signature", func(f *lyingLog) { f.noSig = true }, false, false, ruleIndexSignature, "an unsigned index cannot be checked"},
 		{"signature of another log", func(f *lyingLog) { f.statement = func(st *ingest.IndexStatement) { st.LogRoot = tlog.Hash{1} } }, false, false, ruleIndexLog, "built from another log"},
-		{"signature beyond the checkpoint", func(f *lyingLog) { f.statement = func(st *ingest.IndexStatement) { st.LogSize = 99 } }, false, false, ruleIndexLog, "at size 99"},
+		{"signature beyond the checkpoint", func(f *lyingLog) { f.statement = func(st *ingest.IndexStatement) { st.LogSize = 99 } }, false, false, ruleIndexLog, "at size 99, but the verified checkpoint is fake.test/log at size 3"},
 		{"rollback", func(f *lyingLog) { f.serial = 2 }, false, false, ruleRollback, "older than serial 3"},
 		{"expired", func(f *lyingLog) { f.ahead = 7 * 24 * time.Hour }, false, false, ruleExpired, "stopped re-signing"},
 		{"package bytes differ", func(f *lyingLog) { f.served["acme-hello@1.0.0"] = []byte("evil") }, false, true, rulePackage, "not the one published"},
