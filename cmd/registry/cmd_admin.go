@@ -371,8 +371,8 @@ func restore(ctx context.Context, c *cli, dir, snapshot string, force bool) erro
 	}
 	fmt.Fprintf(c.stdout, "restored %s into %s\n", snapshot, dst)
 	if len(missing) > 0 {
-		fmt.Fprintf(c.stdout, "warning: %d blob(s) the database lists are missing from %s; copy the blobs folder from the backup\n",
-			len(missing), filepath.Join(dir, "blobs"))
+		fmt.Fprintf(c.stdout, "warning: %s the database lists are missing from %s; copy the blobs folder from the backup\n",
+			plural(len(missing), "blob"), filepath.Join(dir, "blobs"))
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func TestBackupRestore(t *testing.T) {
 	if code := cmdRestore(ctx, c, []string{"--data", target, snap}); code != exitOK {
 		t.Fatalf("restore: %d %s", code, errOut)
 	}
-	if !strings.Contains(out.String(), "missing") {
+	if !strings.Contains(out.String(), "missing") || strings.Contains(out.String(), "(s)") {
 		t.Errorf("restore without blobs did not warn: %s", out)
 	}
 	st, err := store.Open(ctx, target)
