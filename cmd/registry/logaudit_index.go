@@ -25,12 +25,10 @@ type listedRelease struct {
 // log (and with --packages, the package bytes). It returns the entries checked and the
 // verified statement (nil when the signature failed).
 func (a *auditor) checkDocument(ctx context.Context, doc string, probs *problem.List) (int, *ingest.IndexStatement) {
-	body, err := a.fetch(ctx, doc)
-	if err != nil {
-		probs.Errorf(ruleFetch, doc, "%v", err)
+	body, st, ok := a.fetchSigned(ctx, doc, probs)
+	if !ok {
 		return 0, nil
 	}
-	st := a.checkSignature(ctx, doc, body, probs)
 	entries, err := parseEntries(doc, body)
 	if err != nil {
 		probs.Errorf(ruleInclusion, doc, "%v", err)
@@ -49,17 +47,36 @@ func (a *auditor) checkDocument(ctx context.Context, doc string, probs *problem.
 	return len(entries), st
 }
 
-// checkSignature verifies doc's signature and that the checkpoint it names is this log's
-// tree at that size; it records the serial seen.
-func (a *auditor) checkSignature(ctx context.Context, doc string, body []byte, probs *problem.List) *ingest.IndexStatement {
-	sig, err := a.fetch(ctx, doc+".sig")
-	if err != nil {
-		probs.Errorf(ruleIndexSignature, doc+".sig", "%v; an unsigned index cannot be checked", err)
-		return nil
+// fetchSigned fetches doc and checks its signature (nil statement when that failed). A live
+// registry may put a rebuild in force between the two requests, so a signature over other
+// bytes is fetched once more, with the document, before it counts as a mismatch.
+func (a *auditor) fetchSigned(ctx context.Context, doc string, probs *problem.List) ([]byte, *ingest.IndexStatement, bool) {
+	for attempt := 1; ; attempt++ {
+		body, err := a.fetch(ctx, doc)
+		if err != nil {
+			probs.Errorf(ruleFetch, doc, "%v", err)
+			return nil, nil, false
+		}
+		sig, err := a.fetch(ctx, doc+".sig")
+		if err != nil {
+			probs.Errorf(ruleIndexSignature, doc+".sig", "%v; an unsigned index cannot be checked", err)
+			return body, nil, true
+		}
+		seen := a.state.Documents[doc]
+		st, err := ingest.VerifyIndexSignature(sig, ingest.IndexCheck{Document: doc, Body: body, Verifier: a.verifier,
+			MinSerial: seen.Serial, MinGeneratedAt: seen.GeneratedAt, Now: a.now()})
+		if errors.Is(err, ingest.ErrIndexMismatch) && attempt == 1 {
+			fmt.Fprintf(a.progress, "index: %s changed while it was fetched; fetching it and its signature again\n", doc)
+			continue
+		}
+		return body, a.checkStatement(doc, st, err, probs), true
 	}
-	seen := a.state.Documents[doc]
-	st, err := ingest.VerifyIndexSignature(sig, ingest.IndexCheck{Document: doc, Body: body, Verifier: a.verifier,
-		MinSerial: seen.Serial, MinGeneratedAt: seen.GeneratedAt, Now: a.now()})
+}
+
+// checkStatement files err, the outcome of verifying doc's signature, under its rule, and
+// checks that the checkpoint the statement names is this log's tree at that size; it
+// records the serial seen.
+func (a *auditor) checkStatement(doc string, st ingest.IndexStatement, err error, probs *problem.List) *ingest.IndexStatement {
 	switch {
 	case errors.Is(err, ingest.ErrIndexRollback):
 		probs.Errorf(ruleRollback, doc, "%v", err)

@@ -47,6 +47,7 @@ type lyingLog struct {
 	served      map[string][]byte   // package bytes served instead
 	noSig       bool
 	noLog       bool // a static host without log/
+	staleSigs   int  // this many signature requests get a signature over other bytes (a rebuild in between)
 	statement   func(*ingest.IndexStatement)
 	checkpointN int64         // serve a checkpoint of this size (0: all records)
 	ahead       time.Duration // the auditor's clock is this far ahead of the registry's
@@ -172,7 +173,12 @@ func (f *lyingLog) serve(w http.ResponseWriter, r *http.Request) {
 	case docs[p] != nil:
 		_, _ = w.Write(docs[p])
 	case strings.HasSuffix(p, ".sig") && docs[strings.TrimSuffix(p, ".sig")] != nil && !f.noSig:
-		_, _ = w.Write(f.signature(strings.TrimSuffix(p, ".sig"), docs[strings.TrimSuffix(p, ".sig")]))
+		body := docs[strings.TrimSuffix(p, ".sig")]
+		if f.staleSigs > 0 {
+			f.staleSigs--
+			body = append(bytes.Clone(body), ' ')
+		}
+		_, _ = w.Write(f.signature(strings.TrimSuffix(p, ".sig"), body))
 	case strings.HasPrefix(p, "packages/"):
 		key := strings.TrimPrefix(p, "packages/")
 		if b, ok := f.served[key]; ok {
@@ -275,6 +281,8 @@ func TestAuditRules(t *testing.T) {
 			}
 		}, false, false, ruleInclusion, "after the checkpoint of size 3"},
 		{"sha256 not the log's", func(f *lyingLog) { f.entrySHA["acme-hello@1.0.0"] = strings.Repeat("cd", 32) }, false, false, ruleSHA256, "the package was swapped"},
+		{"rebuilt between the document and its signature", func(f *lyingLog) { f.staleSigs = 1 }, false, false, "", ""},
+		{"signature over other bytes", func(f *lyingLog) { f.staleSigs = 2 }, false, false, ruleIndexSignature, "the document was changed after it was signed"},
 		{"no signature", func(f *lyingLog) { f.noSig = true }, false, false, ruleIndexSignature, "an unsigned index cannot be checked"},
 		{"signature of another log", func(f *lyingLog) { f.statement = func(st *ingest.IndexStatement) { st.LogRoot = tlog.Hash{1} } }, false, false, ruleIndexLog, "built from another log"},
 		{"signature beyond the checkpoint", func(f *lyingLog) { f.statement = func(st *ingest.IndexStatement) { st.LogSize = 99 } }, false, false, ruleIndexLog, "at size 99, but the verified checkpoint is fake.test/log at size 3"},
