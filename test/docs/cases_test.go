@@ -1,9 +1,12 @@
 package docs_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +71,18 @@ func documentedCases(t *testing.T, s *session) []docCase {
 		{cmd: "registry sync --once", golden: "sync-once", exit: 1},
 		{cmd: "registry export --out mirror --public-url https://cdn.example.com", golden: "export"},
 		{cmd: "registry backup --data /var/lib/registry --out registry-backup.sqlite", golden: "backup"},
+		// docs/transparency.md: the log's key, and audits of the registry and of a mirror
+		{cmd: "registry log key --data /var/lib/registry", golden: "log-key", after: func(t *testing.T, raw string) {
+			s.logKey = strings.TrimSpace(raw)
+		}},
+		{cmd: `registry log verify --registry https://plugins.example.com --key "plugins.example.com/log+1a2b3c4d+AcB8…" --state /var/lib/kandev/registry-audit.json`,
+			golden: "log-verify", args: func() []string {
+				return []string{"log", "verify", "--registry", s.url, "--key", s.logKey, "--state", filepath.Join(s.work, "registry-audit.json")}
+			}},
+		{cmd: `registry log verify --registry https://mirror.example.net --key "plugins.example.com/log+1a2b3c4d+AcB8…" --state mirror-audit.json --packages`,
+			golden: "log-verify-mirror", setup: func(t *testing.T) { s.mirror(t) }, args: func() []string {
+				return []string{"log", "verify", "--registry", s.shownAsURL("https://mirror.example.net"), "--key", s.logKey, "--state", "mirror-audit.json", "--packages"}
+			}},
 		// /docs/authors, "Curupira extensions": the extension registry init writes, built to dist/
 		{cmd: "registry conformance --timeout 10s -- node dist/index.js", golden: "conformance", inDir: "ext", needs: "node", setup: func(t *testing.T) {
 			s.must(t, "init", "extension", "ext/src", "--id", "todo-trigger")
@@ -95,4 +110,25 @@ func (s *session) rememberID(t *testing.T, raw string) {
 		t.Fatalf("token create printed no id:\n%s", raw)
 	}
 	s.ids = append(s.ids, m[1])
+}
+
+// mirror exports the registry (`registry export`) into a folder served by a static file
+// server, shown as https://mirror.example.net.
+func (s *session) mirror(t *testing.T) {
+	t.Helper()
+	dir := filepath.Join(s.work, "static-mirror")
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	s.shownAs[srv.URL] = "https://mirror.example.net"
+	s.must(t, "export", "--out", dir, "--public-url", srv.URL)
+}
+
+// shownAsURL is the session's URL the documents show as shown.
+func (s *session) shownAsURL(shown string) string {
+	for from, to := range s.shownAs {
+		if to == shown {
+			return from
+		}
+	}
+	return shown
 }

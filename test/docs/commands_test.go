@@ -24,9 +24,24 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden and the marked sample blocks of the Markdown documents")
 
-// documents are the Markdown files whose commands and samples are checked; docs/reference
-// is generated (`registry docs`) and checked for freshness elsewhere.
-var documents = []string{"README.md", "docs/publishing.md", "docs/limits.md", "docs/testing.md"}
+// documentsIn are the Markdown files whose commands and samples are checked: the README
+// and docs/*.md; docs/reference is generated (`registry docs`) and checked for freshness
+// elsewhere.
+func documentsIn(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, d := range docs {
+		out = append(out, "docs/"+filepath.Base(d))
+	}
+	if len(out) < 4 {
+		t.Fatalf("found only %q: the documents moved", out)
+	}
+	return out
+}
 
 // shown is one `registry …` command a document shows.
 type shown struct {
@@ -61,7 +76,7 @@ func commandsIn(where, text string) []shown {
 // /docs pages' code blocks.
 func shownCommands(t *testing.T) []shown {
 	var out []shown
-	for _, doc := range documents {
+	for _, doc := range documentsIn(t) {
 		blocks, err := markdown.Read(filepath.Join("..", "..", doc))
 		if err != nil {
 			t.Fatal(err)
@@ -258,14 +273,23 @@ var (
 	timestamp = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?( UTC)?`)
 	date      = regexp.MustCompile(`\b20\d{2}-\d{2}-\d{2}\b`)
 	secret    = regexp.MustCompile(`\bpyr_[A-Za-z0-9_-]+`)
-	listedID  = regexp.MustCompile(`(?m)^[a-z0-9]{8}  `) // a token id in `registry token list`
+	// the log's verifier key, NAME+HASH+BASE64 (a fresh key per data directory)
+	verifierKey = regexp.MustCompile(`/log\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+`)
+	// a log's tree hash: its records carry their times
+	treeRoot = regexp.MustCompile(`\(root [A-Za-z0-9+/=]{44}`)
+	listedID = regexp.MustCompile(`(?m)^[a-z0-9]{8}  `) // a token id in `registry token list`
 )
 
 // normalize replaces what changes from run to run by the documents' placeholders.
 func (s *session) normalize(out string) string {
-	out = strings.NewReplacer(s.url, "https://plugins.example.com", s.data, "/var/lib/registry",
+	for from, to := range s.shownAs {
+		out = strings.ReplaceAll(out, from, to)
+	}
+	out = strings.NewReplacer(s.url, "https://plugins.example.com", strings.TrimPrefix(s.url, "http://"), "plugins.example.com", s.data, "/var/lib/registry",
 		s.plugins, "./plugins.yaml", s.work+"/", "", s.work, ".", os.TempDir(), "/tmp").Replace(out)
 	out = hex64.ReplaceAllString(out, "<sha256>")
+	out = verifierKey.ReplaceAllString(out, "/log+<hash>+<public key>")
+	out = treeRoot.ReplaceAllString(out, "(root <tree hash>")
 	out = secret.ReplaceAllString(out, "pyr_<secret>")
 	for _, id := range s.ids {
 		out = strings.ReplaceAll(out, id, "<id>")
@@ -307,7 +331,7 @@ func sortRows(out string) string {
 // module is not published, so a reader's command would fail to resolve.
 func TestNoUnpublishedModuleInstall(t *testing.T) {
 	const bad = "github.com/pluginyard/registry/cmd/registry@"
-	for _, doc := range documents {
+	for _, doc := range documentsIn(t) {
 		blocks, err := markdown.Read(filepath.Join("..", "..", doc))
 		if err != nil {
 			t.Fatal(err)

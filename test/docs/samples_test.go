@@ -25,7 +25,7 @@ func checkSamples(t *testing.T, s *session, outputs map[string]string) {
 	outputs["refusal.json"] = refusalJSON(t, s)
 	checkGolden(t, "refusal.json", outputs["refusal.json"])
 	used := map[string]bool{}
-	for _, doc := range documents {
+	for _, doc := range documentsIn(t) {
 		for _, name := range checkMarkedBlocks(t, doc, outputs) {
 			used[name] = true
 		}

@@ -72,12 +72,15 @@ type session struct {
 	log                 *syncBuffer
 	env                 map[string]string // set for every command
 	ids                 []string          // token ids created, replaced by <id>
+	shownAs             map[string]string // more of this session's values, as the documents show them
+	logKey              string            // the verifier key `registry log key` printed
 }
 
 func newSession(t *testing.T) *session {
 	t.Helper()
 	root := t.TempDir()
-	s := &session{work: filepath.Join(root, "work"), data: filepath.Join(root, "data"), log: &syncBuffer{}, issuer: oidctest.New(t)}
+	s := &session{work: filepath.Join(root, "work"), data: filepath.Join(root, "data"), log: &syncBuffer{}, issuer: oidctest.New(t),
+		shownAs: map[string]string{}}
 	s.plugins = filepath.Join(s.work, "plugins.yaml")
 	mustWrite(t, s.plugins, sessionPlugins)
 	s.github = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
