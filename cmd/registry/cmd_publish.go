@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,13 +223,17 @@ func upload(ctx context.Context, c *cli, client *http.Client, a publishArgs, tok
 		}
 	}
 	pkg := io.TeeReader(f, newProgress(c.stderr, st.Size()))
-	body, contentType := multipartBody(filepath.Base(a.file), pkg, filepath.Base(a.bundle), bundle)
-	defer body.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.registry+"/api/v1/packages", body)
+	body, err := multipartBody(filepath.Base(a.file), pkg, st.Size(), filepath.Base(a.bundle), bundle)
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	req.Header.Set("Content-Type", contentType)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.registry+"/api/v1/packages", body.r)
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	// A known length lets the registry refuse a body over its limit before a byte is sent.
+	req.ContentLength = body.size
+	req.Header.Set("Content-Type", body.contentType)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
 	return sendPublish(client, req)
@@ -251,38 +256,51 @@ func sendPublish(client *http.Client, req *http.Request) (*publishResult, error)
 	return &r, nil
 }
 
-// multipartBody streams a multipart/form-data body through a pipe: the "bundle" field
-// (when there is one) and then the "package" file field, so the registry can check the
-// bundle while it reads the package.
-func multipartBody(pkgName string, pkg io.Reader, bundleName string, bundle []byte) (io.ReadCloser, string) {
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		err := writeParts(mw, pkgName, pkg, bundleName, bundle)
-		if err == nil {
-			err = mw.Close()
-		}
-		pw.CloseWithError(err)
-	}()
-	return pr, mw.FormDataContentType()
+// uploadBody is a multipart/form-data body of known length.
+type uploadBody struct {
+	r           io.Reader
+	size        int64
+	contentType string
 }
 
-func writeParts(mw *multipart.Writer, pkgName string, pkg io.Reader, bundleName string, bundle []byte) error {
+// multipartBody frames the "bundle" field (when there is one) and then the "package" file
+// field of pkgSize bytes, so the registry can check the bundle while it reads the package.
+// The framing is written ahead and the package streamed between, so the body's length is
+// known without reading the package.
+func multipartBody(pkgName string, pkg io.Reader, pkgSize int64, bundleName string, bundle []byte) (uploadBody, error) {
+	var head, tail bytes.Buffer
+	mw := multipart.NewWriter(&head)
 	if bundle != nil {
 		w, err := mw.CreatePart(filePartHeader("bundle", bundleName, "application/json"))
 		if err != nil {
-			return err
+			return uploadBody{}, err
 		}
 		if _, err := w.Write(bundle); err != nil {
-			return err
+			return uploadBody{}, err
 		}
 	}
-	w, err := mw.CreatePart(filePartHeader("package", pkgName, "application/gzip"))
-	if err != nil {
+	if _, err := mw.CreatePart(filePartHeader("package", pkgName, "application/gzip")); err != nil {
+		return uploadBody{}, err
+	}
+	contentType := mw.FormDataContentType()
+	headBytes := bytes.Clone(head.Bytes())
+	if err := closingBoundary(mw, &head, &tail); err != nil {
+		return uploadBody{}, err
+	}
+	r := io.MultiReader(bytes.NewReader(headBytes), io.LimitReader(pkg, pkgSize), &tail)
+	return uploadBody{r: r, size: int64(len(headBytes)) + pkgSize + int64(tail.Len()), contentType: contentType}, nil
+}
+
+// closingBoundary writes what mw writes on Close (the end of the last part and the final
+// boundary) into tail instead of head.
+func closingBoundary(mw *multipart.Writer, head, tail *bytes.Buffer) error {
+	n := head.Len()
+	if err := mw.Close(); err != nil {
 		return err
 	}
-	_, err = io.Copy(w, pkg)
-	return err
+	tail.Write(head.Bytes()[n:])
+	head.Truncate(n)
+	return nil
 }
 
 func filePartHeader(field, name, contentType string) textproto.MIMEHeader {

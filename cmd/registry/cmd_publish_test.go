@@ -27,6 +27,7 @@ type fakeRegistry struct {
 	mu      sync.Mutex
 	uploads []received
 	calls   []string
+	bodies  []string // "declared N, read M" per publish
 }
 
 // received is one publish request the fake registry got.
@@ -65,6 +66,13 @@ func (f *fakeRegistry) record(call string) {
 func (f *fakeRegistry) publish(w http.ResponseWriter, r *http.Request) {
 	f.record("publish")
 	up := received{Auth: r.Header.Get("Authorization")}
+	body := &countingReader{r: r.Body}
+	r.Body = io.NopCloser(body)
+	defer func() {
+		f.mu.Lock()
+		f.bodies = append(f.bodies, fmt.Sprintf("declared %d, read %d", r.ContentLength, body.n))
+		f.mu.Unlock()
+	}()
 	mr, err := r.MultipartReader()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -228,6 +236,47 @@ func TestPublishBundleFirst(t *testing.T) {
 		Package: []byte("tarball"), Bundle: []byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}`)}}
 	if diff := cmp.Diff(want, uploads); diff != "" {
 		t.Errorf("uploads (-want +got):\n%s", diff)
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestPublishDeclaresItsLength: the upload carries its exact Content-Length, so a registry
+// can refuse a body over its limit from the header, before the package is sent.
+func TestPublishDeclaresItsLength(t *testing.T) {
+	for _, withBundle := range []bool{false, true} {
+		reg := newFakeRegistry(t, http.StatusCreated, "")
+		reg.answer = strings.ReplaceAll(publishCreated, "%s", reg.srv.URL)
+		dir := t.TempDir()
+		args := []string{writeTestFile(t, dir, "hello-1.2.0.tar.gz", bytes.Repeat([]byte("t"), 100_000))}
+		if withBundle {
+			args = append(args, "--bundle", writeTestFile(t, dir, "b.json", []byte(`{"mediaType":"x"}`)))
+		}
+		env := map[string]string{"REGISTRY_TOKEN": "pyr_publisher", "REGISTRY_URL": reg.srv.URL}
+		if code, _, stderr := runPublish(env, args...); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		reg.mu.Lock()
+		bodies := append([]string(nil), reg.bodies...)
+		reg.mu.Unlock()
+		var line string
+		if len(bodies) == 1 {
+			line = bodies[0]
+		}
+		var declared, read int64
+		if _, err := fmt.Sscanf(line, "declared %d, read %d", &declared, &read); err != nil || declared <= 100_000 || declared != read {
+			t.Errorf("bundle %v: %q; want a Content-Length equal to the body's length", withBundle, line)
+		}
 	}
 }
 
