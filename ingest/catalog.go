@@ -60,7 +60,10 @@ type Item struct {
 	Signature *signature.Result
 	IconURL   string
 	Downloads int64 // every version
-	UpdatedAt time.Time
+	// YankedNewest is the newest version when it was yanked (so Latest is an older one),
+	// else "": cards say so without a query per card.
+	YankedNewest string
+	UpdatedAt    time.Time
 }
 
 // Name is the display name.
@@ -248,10 +251,13 @@ func shrinkReason(before, after int, maxShrink float64) string {
 // buildCatalog picks each listed package's latest non-yanked release (by version.Compare).
 func (s *Service) buildCatalog(ctx context.Context, st *state) (*Catalog, error) {
 	cat := &Catalog{byID: map[string]*Item{}, byFile: map[string]string{}}
-	latest, downloads := map[string]*store.Release{}, map[string]int64{}
+	latest, newest, downloads := map[string]*store.Release{}, map[string]*store.Release{}, map[string]int64{}
 	for _, r := range st.rels {
 		cat.byFile[FileID(r.PackageID)] = r.PackageID
 		downloads[r.PackageID] += r.Downloads
+		if cur, ok := newest[r.PackageID]; !ok || version.Compare(r.Version, cur.Version) > 0 {
+			newest[r.PackageID] = r
+		}
 		if r.Yanked || s.BlobDamaged(r.SHA256) { // a damaged blob cannot be installed
 			continue
 		}
@@ -262,6 +268,9 @@ func (s *Service) buildCatalog(ctx context.Context, st *state) (*Catalog, error)
 	for _, it := range s.listedItemsOf(st.list, latest, st.pkgs, downloads) {
 		if err := s.fillItem(ctx, it); err != nil {
 			return nil, err
+		}
+		if n := newest[it.ID]; n != nil && n.Yanked {
+			it.YankedNewest = n.Version
 		}
 		cat.Items = append(cat.Items, it)
 		cat.byID[it.ID] = it

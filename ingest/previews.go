@@ -227,8 +227,13 @@ func (j *previewJob) summarize(tried int, failed int64, first *store.Preview) {
 		j.log.Info(fmt.Sprintf("previews: %d copied", tried))
 		return
 	}
-	j.log.Warn(fmt.Sprintf("previews: %d tried, %d copied, %d failed; pages show placeholders for those, retried after %s",
-		tried, int64(tried)-failed, failed, j.retry), "first_url", first.URL, "rule", first.Rule, "err", first.Error)
+	msg := fmt.Sprintf("previews: %d tried, %d copied, %d failed; pages show placeholders for those, retried after %s",
+		tried, int64(tried)-failed, failed, j.retry)
+	if first == nil { // every failure was the store's own (nothing recorded); logged per URL by copy
+		j.log.Warn(msg)
+		return
+	}
+	j.log.Warn(msg, "first_url", first.URL, "rule", first.Rule, "err", first.Error)
 }
 
 // due lists, once each, the preview URLs of l without a copy whose last failure (if any)

@@ -16,7 +16,6 @@ import (
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/rules"
 	"github.com/pluginyard/registry/store"
-	"github.com/pluginyard/registry/version"
 	"github.com/pluginyard/registry/web"
 )
 
@@ -98,20 +97,11 @@ func (s *Server) featuredCards(ctx context.Context, kind string) ([]web.Card, er
 
 // markYanked sets YankedVersion on each card whose newest version (by version.Compare)
 // was yanked, so a card never hides that the version people may know was pulled.
-func (s *Server) markYanked(ctx context.Context, cards []web.Card) error {
+func (s *Server) markYanked(_ context.Context, cards []web.Card) error {
+	cat := s.svc.Catalog()
 	for i := range cards {
-		rels, err := s.svc.Store().Releases(ctx, cards[i].ID)
-		if err != nil {
-			return err
-		}
-		var newest *store.Release
-		for _, r := range rels {
-			if newest == nil || version.Compare(r.Version, newest.Version) > 0 {
-				newest = r
-			}
-		}
-		if newest != nil && newest.Yanked {
-			cards[i].YankedVersion = newest.Version
+		if it, ok := cat.Item(cards[i].ID); ok {
+			cards[i].YankedVersion = it.YankedNewest // computed once per build, not per view
 		}
 	}
 	return nil
@@ -363,11 +353,10 @@ func lastSegment(p string) string {
 
 // versionRows lists releases newest version first (version.Compare, the order the index
 // uses) and marks latest, the release the index offers, as Latest.
+// versionRows maps releases, already in ingest.SortReleases order, to the versions table.
 func (s *Server) versionRows(rels []*store.Release, latest *store.Release) []web.VersionRow {
-	sorted := slices.Clone(rels)
-	slices.SortStableFunc(sorted, func(a, b *store.Release) int { return version.Compare(b.Version, a.Version) })
-	rows := make([]web.VersionRow, 0, len(sorted))
-	for _, r := range sorted {
+	rows := make([]web.VersionRow, 0, len(rels))
+	for _, r := range rels {
 		rows = append(rows, web.VersionRow{Version: r.Version, Latest: latest != nil && r.Version == latest.Version,
 			CreatedAt: r.CreatedAt.Format("2006-01-02"), Size: r.Size, SHA256: r.SHA256, Yanked: r.Yanked,
 			YankReason: r.YankReason, URL: s.svc.PackageURL(r.PackageID, r.Version)})
