@@ -33,6 +33,9 @@ func TestLegacyVersionURLsAreEscaped(t *testing.T) {
 				Version    string `json:"version"`
 				PackageURL string `json:"package_url"`
 				Legacy     bool   `json:"legacy"`
+				Log        *struct {
+					LookupURL string `json:"lookup_url"`
+				} `json:"log"`
 			} `json:"versions"`
 		}
 		e.get("/api/v1/plugins/acme-hello").json(t, &detail)
@@ -52,6 +55,13 @@ func TestLegacyVersionURLsAreEscaped(t *testing.T) {
 			r := e.do(req)
 			if r.Status != http.StatusOK || !bytes.Equal(r.Body, data) {
 				t.Errorf("GET %s: %d, %d bytes; want the legacy package", dv.PackageURL, r.Status, len(r.Body))
+			}
+			if dv.Log == nil {
+				t.Errorf("%q has no log entry", v)
+			} else if lr, _ := http.NewRequest(http.MethodGet, dv.Log.LookupURL, nil); lr == nil {
+				t.Errorf("lookup_url %q is not a URL", dv.Log.LookupURL)
+			} else if got := e.do(lr); got.Status != http.StatusOK || !strings.Contains(string(got.Body), sha) {
+				t.Errorf("GET %s: %d %.200s; want the record of %s", dv.Log.LookupURL, got.Status, got.Body, v)
 			}
 			cd := r.Header.Get("Content-Disposition")
 			if _, params, err := mime.ParseMediaType(cd); err != nil || len(params) != 1 || params["filename"] != "acme-hello-"+v+".tar.gz" {

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -102,7 +103,7 @@ func (s *Server) handleLogLookup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ref := c.Param("*")
+	ref := pathParam(c, "*")
 	i := strings.LastIndexByte(ref, '@')
 	if i <= 0 || i == len(ref)-1 {
 		return errf(http.StatusBadRequest, "want /log/lookup/{id}@{version}, such as /log/lookup/acme-hello@1.2.0; got "+strconv.Quote(ref))
@@ -132,7 +133,7 @@ func (s *Server) logRefs(c echo.Context, id string) (map[string]logRef, error) {
 	}
 	out := make(map[string]logRef, len(idx))
 	for v, n := range idx {
-		out[v] = logRef{Index: n, LookupURL: s.cfg.PublicURL + "/log/lookup/" + id + "@" + v}
+		out[v] = logRef{Index: n, LookupURL: s.cfg.PublicURL + "/log/lookup/" + lookupRef(id, v)}
 	}
 	return out, nil
 }
@@ -172,4 +173,15 @@ func (s *Server) logEntryOf(c echo.Context, id, version string) (*web.LogEntry, 
 		return nil, nil
 	}
 	return &web.LogEntry{Index: r.Index, URL: "/log/lookup/" + id + "@" + version}, nil
+}
+
+// lookupRef is "id@version" for a lookup URL, each part path-escaped but for the "@" and
+// "/" of a scoped extension name, so a legacy version ("1.0.0?x#y") still looks itself up.
+func lookupRef(id, version string) string {
+	scope, name, scoped := strings.Cut(strings.TrimPrefix(id, "@"), "/")
+	ref := url.PathEscape(id)
+	if strings.HasPrefix(id, "@") && scoped {
+		ref = "@" + url.PathEscape(scope) + "/" + url.PathEscape(name)
+	}
+	return ref + "@" + url.PathEscape(version)
 }

@@ -137,7 +137,10 @@ func TileInTree(t tlog.Tile, size int64) bool {
 	if t.L < 0 {
 		return end <= size
 	}
-	return end<<(t.H*t.L) <= size
+	shift := t.H * t.L
+	// Compare by shifting size down, never end up: a high tile (H*L >= 63) would overflow
+	// int64 to 0 and pass for any tree.
+	return shift < 63 && end <= size>>uint(shift)
 }
 
 // Lookup is a release's publish record with its proof of inclusion.
