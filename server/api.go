@@ -286,11 +286,9 @@ func (s *Server) handleReload(c echo.Context) error {
 	}
 	force := c.QueryParam("force") == "true"
 	if err := s.cfg.Reload(c.Request().Context(), actorOf(c).Name, force); err != nil {
-		var rf *ingest.Refusal
-		if errors.As(err, &rf) {
-			return err
-		}
-		return errf(http.StatusUnprocessableEntity, err.Error())
+		// A *ingest.Refusal (the list's problems, the shrink guard, a host limit) maps to 422
+		// with its rule ids; anything else (the database, an unreadable file) is a logged 500.
+		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"ok": true, "plugins": len(s.svc.List().Plugins), "extensions": len(s.svc.List().Extensions)})
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/pluginyard/registry/index"
@@ -120,6 +121,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 		icfg.Previews.Hosts = ingest.DefaultPreviewHosts
 	}
 	svc := ingest.New(st, list, icfg, log)
+	defer svc.Close() // stops rebuild retries and preview copies before the store closes
 	if cfg.Demo {
 		if err := dm.publish(ctx, c, st, list, icfg, log); err != nil {
 			return err
@@ -228,9 +230,11 @@ type reloader struct {
 	demo *demo // under --demo, each reload rewrites the demo's plugins.yaml from path
 	svc  *ingest.Service
 	log  *slog.Logger
-	mu   sync.Mutex
-	last error
+	mu   sync.Mutex                    // one reload at a time
+	last atomic.Pointer[reloadFailure] // the last reload's failure, nil after a success; read by /readyz without waiting for a reload
 }
+
+type reloadFailure struct{ err error }
 
 func (r *reloader) reload(ctx context.Context, actor string, force bool) error {
 	r.mu.Lock()
@@ -238,11 +242,15 @@ func (r *reloader) reload(ctx context.Context, actor string, force bool) error {
 	l, err := r.reloadList()
 	if err == nil {
 		err = r.svc.SetList(ctx, l, actor)
-		if err != nil && force {
+		if force && isShrinkRefusal(err) { // force overrides the shrink guard, nothing else
 			err = r.svc.ForceRebuild(ctx)
 		}
 	}
-	r.last = err
+	if err != nil {
+		r.last.Store(&reloadFailure{err})
+	} else {
+		r.last.Store(nil)
+	}
 	if err != nil {
 		r.log.Error("reload of plugins.yaml refused; the previous list stays", "err", err)
 		return err
@@ -252,12 +260,17 @@ func (r *reloader) reload(ctx context.Context, actor string, force bool) error {
 }
 
 func (r *reloader) detail() map[string]string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.last != nil {
-		return map[string]string{"plugins_yaml_reload": "last reload failed, previous list in force: " + r.last.Error()}
+	if f := r.last.Load(); f != nil {
+		return map[string]string{"plugins_yaml_reload": "last reload failed, previous list in force: " + f.err.Error()}
 	}
 	return nil
+}
+
+// isShrinkRefusal reports whether err is the shrink guard's refusal of a list, the one
+// refusal a forced reload may override.
+func isShrinkRefusal(err error) bool {
+	var rf *ingest.Refusal
+	return errors.As(err, &rf) && rf.Problems.Has("index.shrink")
 }
 
 func (r *reloader) onSIGHUP(ctx context.Context) {
