@@ -358,6 +358,55 @@ func (s *Store) fillManifests(ctx context.Context, rels []*Release) error {
 	return nil
 }
 
+// YankAll yanks every version of id that is not yanked yet, in one transaction (all of them
+// or none), with one audit entry and log record per version made by audit(version); it
+// returns the versions it yanked (none: an empty list).
+func (s *Store) YankAll(ctx context.Context, id, reason string, audit func(version string) AuditEntry) ([]string, error) {
+	var done []string
+	err := s.logged(s.tx(ctx, func(tx *sql.Tx) error {
+		done = nil
+		rows, err := tx.QueryContext(ctx, "SELECT version FROM releases WHERE package_id = ? AND yanked = 0 ORDER BY id", id)
+		if err != nil {
+			return fmt.Errorf("store: yank all of %s: %w", id, err)
+		}
+		var versions []string
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return fmt.Errorf("store: yank all of %s: %w", id, err)
+			}
+			versions = append(versions, v)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: yank all of %s: %w", id, err)
+		}
+		for _, v := range versions {
+			if _, err := tx.ExecContext(ctx, "UPDATE releases SET yanked = 1, yank_reason = ? WHERE package_id = ? AND version = ?",
+				toNull(reason), id, v); err != nil {
+				return fmt.Errorf("store: yank %s@%s: %w", id, v, err)
+			}
+			a := audit(v)
+			if err := s.appendYank(ctx, tx, id, v, true, a); err != nil {
+				return err
+			}
+			if err := s.insertAudit(ctx, tx, a); err != nil {
+				return err
+			}
+			done = append(done, v)
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		return bumpSerial(ctx, tx)
+	}))
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
 // SetYanked yanks or un-yanks one release and records the audit entry.
 func (s *Store) SetYanked(ctx context.Context, id, version string, yanked bool, reason string, audit AuditEntry) error {
 	flag := 0

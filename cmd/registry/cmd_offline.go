@@ -109,23 +109,14 @@ func cmdDelist(ctx context.Context, c *cli, args []string) int {
 		return c.usageError("delist", "expected one package ID, such as acme-hello or @acme/ext; got %q", strings.Join(pos, " "))
 	}
 	id := pos[0]
-	rels, err := st.Releases(ctx, id)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "delist: %v\n", err)
-		return exitUsage
-	}
-	var done []string
-	for _, r := range rels {
-		if r.Yanked {
-			continue
-		}
-		audit := store.AuditEntry{Actor: "cli", Action: "yank", Target: id + "@" + r.Version, Outcome: "ok",
+	// One transaction: every live version is yanked, or none is.
+	done, err := st.YankAll(ctx, id, *reason, func(v string) store.AuditEntry {
+		return store.AuditEntry{Actor: "cli", Action: "yank", Target: id + "@" + v, Outcome: "ok",
 			Detail: map[string]any{"reason": *reason, "offline": true, "delist": true}}
-		if err := st.SetYanked(ctx, id, r.Version, true, *reason, audit); err != nil {
-			fmt.Fprintf(c.stderr, "delist: yank %s@%s: %v (yanked so far: %s)\n", id, r.Version, err, strings.Join(done, ", "))
-			return exitUsage
-		}
-		done = append(done, r.Version)
+	})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "delist: %v (nothing was yanked)\n", err)
+		return exitUsage
 	}
 	if len(done) == 0 {
 		fmt.Fprintf(c.stderr, "delist: %s has no release left to yank in %s (%s)\n", id, st.Dir(), storedVersions(ctx, st, id))
