@@ -264,7 +264,7 @@ func (j *previewJob) dueAgain(p *store.Preview) bool {
 	}
 	if p.Rule == RulePreviewHost {
 		u, err := url.Parse(p.URL)
-		return err == nil && j.fetch.allowed(u)
+		return err == nil && j.fetch.hosts.Allows(u)
 	}
 	return j.now().Sub(p.AttemptedAt) >= j.retry
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
-	"strings"
 	"time"
 
+	"github.com/pluginyard/registry/hostlist"
 	"github.com/pluginyard/registry/manifest"
 	"github.com/pluginyard/registry/verify"
 )
@@ -18,18 +16,13 @@ import (
 // previewFetcher fetches one image under the configured limits.
 type previewFetcher struct {
 	client  *http.Client
-	hosts   map[string]bool
+	hosts   hostlist.List
 	timeout time.Duration
 	max     int64
 }
 
 func newPreviewFetcher(cfg PreviewConfig) *previewFetcher {
-	f := &previewFetcher{hosts: map[string]bool{}, timeout: cfg.Timeout, max: cfg.MaxSize}
-	for _, h := range cfg.Hosts {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-			f.hosts[h] = true
-		}
-	}
+	f := &previewFetcher{hosts: hostlist.New(cfg.Hosts), timeout: cfg.Timeout, max: cfg.MaxSize}
 	if f.timeout <= 0 {
 		f.timeout = DefaultPreviewTimeout
 	}
@@ -51,25 +44,11 @@ func (f *previewFetcher) checkURL(rule string, u *url.URL) *PreviewError {
 		return previewErrorf(RulePreviewURL, "expected an absolute https URL without credentials, found %s; "+
 			"previews are fetched over https only", u.Redacted())
 	}
-	if !f.allowed(u) {
+	if !f.hosts.Allows(u) {
 		return previewErrorf(rule, "host %q is not on the preview host allow-list %s, so it was not contacted; "+
-			"host the image on one of those, or ask the operator to add the host to %s", u.Host, f.hostList(), PreviewHostsSetting)
+			"host the image on one of those, or ask the operator to add the host to %s", u.Host, f.hosts, PreviewHostsSetting)
 	}
 	return nil
-}
-
-// allowed reports whether u's host is allow-listed: "host:port" as written, or "host" on
-// the default https port.
-func (f *previewFetcher) allowed(u *url.URL) bool {
-	if f.hosts[strings.ToLower(u.Host)] {
-		return true
-	}
-	port := u.Port()
-	return (port == "" || port == "443") && f.hosts[strings.ToLower(u.Hostname())]
-}
-
-func (f *previewFetcher) hostList() string {
-	return "[" + strings.Join(slices.Sorted(maps.Keys(f.hosts)), ", ") + "]"
 }
 
 // checkRedirect holds every redirect hop to the rules of the first URL.

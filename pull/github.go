@@ -28,11 +28,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pluginyard/registry/hostlist"
 )
 
 // Limits and timeouts of the client.
@@ -149,7 +150,7 @@ type Client struct {
 	api   *http.Client
 	dl    *http.Client
 	cfg   ClientConfig
-	hosts map[string]bool // download hosts, lower-cased host[:port]
+	hosts hostlist.List // download hosts
 	now   func() time.Time
 
 	mu        sync.Mutex
@@ -196,30 +197,13 @@ func (c *Client) sameHost(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// downloadHosts is the allow-list of download hosts, normalised.
-func downloadHosts(base *url.URL, configured []string) map[string]bool {
+// downloadHosts is the allow-list of download hosts: the configured ones, else the API
+// host and DefaultDownloadHosts.
+func downloadHosts(base *url.URL, configured []string) hostlist.List {
 	if len(configured) == 0 {
 		configured = append([]string{base.Host}, DefaultDownloadHosts...)
 	}
-	out := make(map[string]bool, len(configured))
-	for _, h := range configured {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-			out[h] = true
-		}
-	}
-	return out
-}
-
-// allowedHost reports whether u's host is a download host: "host:port" as written, or
-// "host" when u uses its scheme's default port.
-func (c *Client) allowedHost(u *url.URL) bool {
-	host := strings.ToLower(u.Host)
-	if c.hosts[host] {
-		return true
-	}
-	port := u.Port()
-	defaultPort := port == "" || (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80")
-	return defaultPort && c.hosts[strings.ToLower(u.Hostname())]
+	return hostlist.New(configured)
 }
 
 // noDowngrade follows download redirects to the download hosts only, and never to plain
@@ -243,20 +227,11 @@ func (c *Client) checkDownloadURL(u *url.URL) error {
 		return fmt.Errorf("github: download URL %s refused: expected an absolute http(s) URL without credentials", u.Redacted())
 	case u.Scheme == "http" && c.base.Scheme == "https":
 		return fmt.Errorf("github: download URL %s refused: plain http while the API is https", u.Redacted())
-	case !c.allowedHost(u):
+	case !c.hosts.Allows(u):
 		return fmt.Errorf("github: download from host %q refused (%s): it is not among the download hosts %s; "+
-			"if the release assets really live there, add the host to %s", u.Host, u.Redacted(), c.hostList(), DownloadHostsSetting)
+			"if the release assets really live there, add the host to %s", u.Host, u.Redacted(), c.hosts, DownloadHostsSetting)
 	}
 	return nil
-}
-
-func (c *Client) hostList() string {
-	hosts := make([]string, 0, len(c.hosts))
-	for h := range c.hosts {
-		hosts = append(hosts, h)
-	}
-	sort.Strings(hosts)
-	return "[" + strings.Join(hosts, ", ") + "]"
 }
 
 // Repository reads GET /repos/{repo}. With etag set, an unchanged answer (304) returns
