@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -39,6 +40,7 @@ func (s *Server) handlePublish(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return errf(http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is %s; %s", verify.FormatSize(r.ContentLength), s.bodyLimit()))
 	}
+	s.extendUploadDeadline(c)
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -90,6 +92,20 @@ func (s *Server) handlePublish(c echo.Context) error {
 		return err
 	}
 	return c.JSON(publishStatus(res), publishResponseOf(res))
+}
+
+// extendUploadDeadline lifts the server's short ReadTimeout (and the write deadline, for
+// the answer after a long upload) to UploadTimeout, for this request only. Where the
+// writer cannot (an httptest recorder), there is no deadline to lift.
+func (s *Server) extendUploadDeadline(c echo.Context) {
+	rc := http.NewResponseController(c.Response())
+	deadline := time.Now().Add(s.cfg.UploadTimeout)
+	if err := rc.SetReadDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.log.Warn("publish: extend the read deadline", "err", err)
+	}
+	if err := rc.SetWriteDeadline(deadline.Add(time.Minute)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.log.Warn("publish: extend the write deadline", "err", err)
+	}
 }
 
 func (s *Server) readBundle(part io.Reader) ([]byte, error) {

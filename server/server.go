@@ -38,6 +38,14 @@ type Config struct {
 	// ReadHeaderTimeout bounds how long a client may take to send its request headers
 	// (default 10 s): a slow-loris client is cut off.
 	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds how long a client may take to send a whole request, headers and
+	// body (default 30 s): a body dripped a byte at a time is cut off. Publish uploads get
+	// UploadTimeout instead.
+	ReadTimeout time.Duration
+	// UploadTimeout bounds reading and answering one publish upload (default: the time
+	// MaxBodyBytes takes at 128 KiB/s, at least 10 minutes), so that large packages on slow
+	// links still arrive while a dripped upload is still cut off.
+	UploadTimeout time.Duration
 	// Log is the transparency log served at /log/; nil opens the store's, with the key in
 	// its data directory.
 	Log *translog.Log
@@ -72,6 +80,12 @@ func New(cfg Config, svc *ingest.Service, log *slog.Logger) *Server {
 	if cfg.ReadHeaderTimeout == 0 {
 		cfg.ReadHeaderTimeout = 10 * time.Second
 	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = 30 * time.Second
+	}
+	if cfg.UploadTimeout == 0 {
+		cfg.UploadTimeout = uploadTimeoutFor(cfg.MaxBodyBytes)
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, svc: svc, cfg: cfg, log: log, now: time.Now, metrics: cfg.Metrics, limits: newRateLimiters(cfg.RateLimits)}
@@ -79,6 +93,14 @@ func New(cfg Config, svc *ingest.Service, log *slog.Logger) *Server {
 	s.openLog()
 	s.routes()
 	return s
+}
+
+// minUploadRate is the slowest link a publish upload of MaxBodyBytes is allowed for.
+const minUploadRate = 128 << 10 // bytes per second
+
+// uploadTimeoutFor is the default UploadTimeout for a body limit of maxBody bytes.
+func uploadTimeoutFor(maxBody int64) time.Duration {
+	return max(10*time.Minute, time.Duration(maxBody/minUploadRate)*time.Second)
 }
 
 // ServeHTTP makes the Server an http.Handler.
@@ -90,7 +112,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		ReadTimeout:       5 * time.Minute, // large uploads on slow links
+		ReadTimeout:       s.cfg.ReadTimeout, // the publish handler extends it for its upload
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
