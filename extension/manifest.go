@@ -55,8 +55,12 @@ const maxUnknownKeys = 20
 
 // Parse decodes data as a curupira-extension.toml and validates it. Every problem carries
 // File "curupira-extension.toml". The manifest is nil only when data is not TOML of the
-// right types; unknown keys are errors that name their line.
+// right types or exceeds the TOML work budget (CheckTOMLBudget, checked before decoding);
+// unknown keys are errors that name their line.
 func Parse(data []byte) (*Manifest, problem.List) {
+	if l := CheckTOMLBudget(data); l.HasErrors() {
+		return nil, l.InFile(FileName)
+	}
 	var m Manifest
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&m)
 	if err != nil {

@@ -3,6 +3,7 @@ package rules
 // curupiraRules are the rules of curupira-extension.toml (extension/).
 var curupiraRules = []Rule{
 	e("extension.toml", "The file parses as TOML.", "Curupira cannot read an extension whose manifest does not parse.", "name = \"acme-ext", "name = \"acme-ext\""),
+	e("extension.toml.budget", "The manifest nests inline tables and arrays at most 32 levels deep, has keys and table headers of at most 32 dotted parts and at most 20000 keys.", "Decoding deeper nesting or longer keys costs time and memory quadratic in their size (8,000 levels in 7 KB took 12 s and 2.9 GB), so such a manifest is refused before it is decoded.", "x = {a = {a = {a = ...}}}   # thousands of levels", "[launch]\ntype = \"npx\""),
 	e("extension.type", "Each key has the TOML type the protocol gives it.", "Curupira decodes the manifest into typed fields.", "manifest_version = \"1\"", "manifest_version = 1"),
 	e("extension.unknown", "Every key is one the extension manifest defines; the message suggests the nearest known name.", "Unknown keys are usually misspellings of a key Curupira then never sees.", "homepge = \"https://example.com\"", "homepage = \"https://example.com\""),
 	e("extension.manifest_version", "`manifest_version` is 1.", "Curupira reads only version 1 of the manifest.", "manifest_version = 2", "manifest_version = 1"),
