@@ -10,6 +10,7 @@ package readme
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"sync"
 	"unicode/utf8"
 
@@ -33,23 +34,86 @@ const headingShift = 2
 // TruncatedClass marks the note appended to a cut README.
 const TruncatedClass = "readme-truncated"
 
+// MaxHTML is the most HTML Render returns and the registry stores for one README or
+// CHANGELOG.md. Markdown is small and its HTML can be large: a reference definition with a
+// 2,000-byte URL used 50,000 times is 2 KB of Markdown and 100 MB of HTML. A document whose
+// HTML is longer is not stored; OversizeNotice stands in for it.
+const MaxHTML = 1 << 20
+
+// OversizeClass marks the notice stored instead of HTML longer than its limit.
+const OversizeClass = "readme-oversize"
+
+// Result is a rendering and what was left out of it.
+type Result struct {
+	HTML []byte
+	// Truncated: the Markdown was longer than MaxMarkdown and only its start was rendered.
+	Truncated bool
+	// Oversize: the HTML was longer than the limit and was not kept; HTML is nil.
+	Oversize bool
+}
+
 // Render renders a README (GitHub-flavoured Markdown) into sanitized HTML. Raw HTML in the
 // source is kept only as far as the sanitizer allows: no script, style, iframe or form; no
 // event handlers; only http, https and mailto URLs. Relative links and images are dropped,
 // because they point into the author's repository, not at this registry. truncated reports
-// that the input was longer than MaxMarkdown and only its start was rendered.
+// that the input was longer than MaxMarkdown and only its start was rendered. HTML longer
+// than MaxHTML is replaced by OversizeNotice("README.md", ...); RenderLimited reports it.
 func Render(markdown []byte) (html []byte, truncated bool, err error) {
-	src, truncated := clip(markdown, MaxMarkdown)
-	var buf bytes.Buffer
-	if err := converter().Convert(src, &buf); err != nil {
-		return nil, false, fmt.Errorf("readme: render: %w", err)
+	r, err := RenderLimited(markdown, MaxHTML)
+	if err != nil {
+		return nil, false, err
 	}
-	out := policy().SanitizeBytes(buf.Bytes())
+	if r.Oversize {
+		return OversizeNotice("README.md", len(markdown), MaxHTML), r.Truncated, nil
+	}
+	return r.HTML, r.Truncated, nil
+}
+
+// RenderLimited renders like Render, but keeps no more than maxHTML bytes of HTML, before
+// or after sanitizing: when the rendering is longer, Result.Oversize is set and Result.HTML
+// is nil. Memory stays within a small multiple of maxHTML whatever the input.
+func RenderLimited(markdown []byte, maxHTML int) (Result, error) {
+	src, truncated := clip(markdown, MaxMarkdown)
+	w := &capWriter{limit: maxHTML}
+	if err := converter().Convert(src, w); err != nil {
+		return Result{}, fmt.Errorf("readme: render: %w", err)
+	}
+	if w.over {
+		return Result{Truncated: truncated, Oversize: true}, nil
+	}
+	out := policy().SanitizeBytes(w.buf)
 	if truncated {
 		out = fmt.Appendf(out, `<p class="%s"><em>This README is %d bytes long; the registry shows its first %d bytes of Markdown.</em></p>`+"\n",
 			TruncatedClass, len(markdown), len(src))
 	}
-	return out, truncated, nil
+	if len(out) > maxHTML {
+		return Result{Truncated: truncated, Oversize: true}, nil
+	}
+	return Result{HTML: out, Truncated: truncated}, nil
+}
+
+// OversizeNotice is the HTML stored instead of a document (file, size bytes of Markdown)
+// whose HTML is longer than limit bytes. It holds nothing the author wrote.
+func OversizeNotice(file string, size, limit int) []byte {
+	return fmt.Appendf(nil, `<p class="%s"><em>This %s (%d bytes of Markdown) renders to more than %d KiB of HTML, the most the registry shows; read it in the package's repository.</em></p>`+"\n",
+		OversizeClass, html.EscapeString(file), size, limit>>10)
+}
+
+// capWriter keeps what is written up to limit bytes and notes, without failing, that more
+// was written: the renderer ignores most write errors, so it is told nothing.
+type capWriter struct {
+	buf   []byte
+	limit int
+	over  bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if w.over || len(w.buf)+len(p) > w.limit {
+		w.over = true
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
 }
 
 // clip returns at most limit bytes of src, ending after a line break when there is one in

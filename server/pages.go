@@ -155,7 +155,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	ingest.SortReleases(rels)
 	m := it.Manifest
 	p := web.PluginPage{Meta: s.meta(it.Name(), it.Description(), "/plugins/"+url.PathEscape(it.ID)), Card: s.cardOf(it),
-		READMEHTML: web.StoredREADME(it.Latest.READMEHTML), Permissions: web.PermissionsFor(permissionInput(it)), Versions: s.versionRows(rels, it.Latest),
+		Permissions: web.PermissionsFor(permissionInput(it)), Versions: s.versionRows(rels, it.Latest),
 		Deprecated: deprecationOf(it), Install: web.NewInstall(s.cfg.PublicURL+"/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
 		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		MinKandevVersion: m.MinKandevVersion, UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
@@ -171,6 +171,9 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 		return err
 	}
 	p.RunsOn, p.Settings, p.ChangelogHTML, p.Downloads, p.Repo = runsOnOf(it), web.SettingsFor(m.ConfigSchema), d.changelog, d.downloads, d.repo
+	if p.READMEHTML, err = s.readmeOf(c, it); err != nil {
+		return err
+	}
 	if p.Verification.RegistryLog, err = s.logEntryOf(c, it.ID, it.Latest.Version); err != nil {
 		return err
 	}
@@ -193,7 +196,7 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 	m := it.Extension
 	p := web.ExtensionPage{Meta: s.meta(it.Name(), it.Description(), "/extensions/"+it.ID), Card: s.cardOf(it),
 		TriggerTypes: m.TriggerTypes, Runtime: m.Runtime, ProtocolVersion: m.ProtocolVersion, LaunchCommand: launchCommand(m.Launch.Type, m.Launch.Package, m.Launch.Version, m.Launch.Command, m.Launch.Args),
-		READMEHTML: web.StoredREADME(it.Latest.READMEHTML), Versions: s.versionRows(rels, it.Latest), Deprecated: deprecationOf(it),
+		Versions: s.versionRows(rels, it.Latest), Deprecated: deprecationOf(it),
 		Install:      web.NewInstall(s.cfg.PublicURL+"/curupira/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
 		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
@@ -205,10 +208,23 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 		return err
 	}
 	p.RunsOn, p.ChangelogHTML, p.Downloads, p.Repo = web.LaunchRunsOn(m.Launch.Type), d.changelog, d.downloads, d.repo
+	if p.READMEHTML, err = s.readmeOf(c, it); err != nil {
+		return err
+	}
 	if p.Verification.RegistryLog, err = s.logEntryOf(c, it.ID, it.Latest.Version); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.Extension(p))
+}
+
+// readmeOf is the stored README HTML of an item's latest release, loaded for the one page
+// that shows it: the catalog does not hold README HTML.
+func (s *Server) readmeOf(c echo.Context, it *ingest.Item) (web.HTML, error) {
+	html, err := s.svc.Store().READMEHTML(c.Request().Context(), it.Latest.ID)
+	if err != nil {
+		return web.HTML{}, err
+	}
+	return web.StoredREADME(html), nil
 }
 
 func launchCommand(typ, pkg, version, command string, args []string) string {
@@ -264,6 +280,9 @@ func (s *Server) handleCategoryPage(c echo.Context) error {
 		return err
 	}
 	q.Category, q.Limit, q.Offset = c.Param("name"), pagePerPage, (page-1)*pagePerPage
+	if p := categoryProblem(q.Category); p != "" {
+		return errf(http.StatusNotFound, "no such category: the name "+p)
+	}
 	ctx := c.Request().Context()
 	cards, total, err := s.searchCards(ctx, q)
 	if err != nil {
@@ -335,12 +354,14 @@ func (s *Server) handleStatic(c echo.Context) error {
 }
 
 func (s *Server) renderErrorPage(c echo.Context, code int, msg string) error {
-	p := web.ErrorPage{Meta: s.meta(http.StatusText(code), "", c.Request().URL.Path), Status: code,
+	p := web.ErrorPage{Meta: s.meta(http.StatusText(code), "", c.Request().URL.EscapedPath()), Status: code,
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
 	p.Meta.NoIndex = true
 	if code < 500 {
 		p.Message = msg
-		p.Query = lastSegment(c.Request().URL.Path)
+		if q := lastSegment(c.Request().URL.Path); oneLineText(q) {
+			p.Query = q // prefilled in the search box; a control character is never echoed
+		}
 	}
 	p.Meta.PageSearch = code < 500 // a 4xx page has its own search box
 	return render(c, code, web.Error(p))

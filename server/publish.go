@@ -135,7 +135,7 @@ func publishStatus(res *ingest.PublishResult) int {
 func publishResponseOf(res *ingest.PublishResult) publishResponse {
 	rel := res.Release
 	warnings := []string{}
-	for _, p := range res.Report.Problems.Warnings() {
+	for _, p := range rel.Warnings { // the report's warnings and those of rendering (readme.truncated)
 		warnings = append(warnings, p.String())
 	}
 	return publishResponse{ID: rel.PackageID, Version: rel.Version, Kind: rel.Kind, SHA256: rel.SHA256,

@@ -20,6 +20,10 @@ const RuleChangelogTruncated = "changelog.truncated"
 // the notes of many releases on one page. Longer notes are cut at a line break, with a note.
 const MaxNotes = 16 << 10
 
+// MaxNotesHTML bounds the HTML of one version's release notes: a page shows up to
+// MaxNotesVersions of them. Notes whose HTML is longer are replaced by a notice.
+const MaxNotesHTML = 64 << 10
+
 // NotesTruncatedClass marks the note appended to cut release notes.
 const NotesTruncatedClass = "notes-truncated"
 
@@ -31,12 +35,16 @@ func (r *Release) SetChangelog(markdown []byte) error {
 	if markdown == nil {
 		return nil
 	}
-	html, truncated, err := readme.Render(markdown)
+	res, err := readme.RenderLimited(markdown, readme.MaxHTML)
 	if err != nil {
 		return fmt.Errorf("store: %s@%s CHANGELOG.md: %w", r.PackageID, r.Version, err)
 	}
-	r.ChangelogHTML = html
-	if truncated {
+	r.ChangelogHTML = res.HTML
+	switch {
+	case res.Oversize:
+		r.ChangelogHTML = readme.OversizeNotice("CHANGELOG.md", len(markdown), readme.MaxHTML)
+		r.Warnings = append(r.Warnings, oversizeWarning(RuleChangelogTruncated, "CHANGELOG.md", len(markdown)))
+	case res.Truncated:
 		r.Warnings = append(r.Warnings, problem.Problem{Rule: RuleChangelogTruncated, File: "CHANGELOG.md", Severity: problem.Warning,
 			Message: fmt.Sprintf("CHANGELOG.md is %d bytes; pages show its first %d KiB of Markdown, cut at a line break, with a note; move older entries into a separate file",
 				len(markdown), readme.MaxMarkdown>>10)})
@@ -46,9 +54,15 @@ func (r *Release) SetChangelog(markdown []byte) error {
 		return nil
 	}
 	cut, clipped := clipLines(notes, MaxNotes)
-	if r.NotesHTML, _, err = readme.Render(cut); err != nil {
+	nr, err := readme.RenderLimited(cut, MaxNotesHTML)
+	if err != nil {
 		return fmt.Errorf("store: %s@%s release notes: %w", r.PackageID, r.Version, err)
 	}
+	if nr.Oversize {
+		r.NotesHTML = readme.OversizeNotice("version's notes", len(notes), MaxNotesHTML)
+		return nil
+	}
+	r.NotesHTML = nr.HTML
 	if clipped {
 		r.NotesHTML = fmt.Appendf(r.NotesHTML, `<p class="%s"><em>These notes are %d bytes long; the first %d are shown. The changelog below has the rest.</em></p>`+"\n",
 			NotesTruncatedClass, len(notes), len(cut))

@@ -50,8 +50,8 @@ type Release struct {
 	Size      int64
 	Manifest  []byte // the raw manifest.yaml or curupira-extension.toml
 	README    []byte // README.md as published; stored, but not loaded by reads (READMEHTML is)
-	// READMEHTML is README rendered by readme.Render at publish (nil: no README). Only
-	// AllReleases loads it; Release and Releases leave it nil.
+	// READMEHTML is README rendered by readme.Render at publish (nil: no README). No read
+	// of releases loads it: the page of one release asks Store.READMEHTML.
 	READMEHTML []byte
 	// Changelog is CHANGELOG.md as published; ChangelogHTML is it rendered and NotesHTML
 	// the section whose heading names Version, rendered (SetChangelog, at publish). Reads
@@ -100,8 +100,9 @@ type Facts struct {
 const RuleREADMETruncated = "readme.truncated"
 
 // SetREADME records a release's README.md with its HTML, rendered by readme.Render, and
-// when it was cut at readme.MaxMarkdown notes so in Facts and adds a RuleREADMETruncated
-// warning. Publish calls it once; pages show READMEHTML as stored.
+// when it was cut at readme.MaxMarkdown, or its HTML was longer than readme.MaxHTML and a
+// notice is stored instead, notes so in Facts and adds a RuleREADMETruncated warning.
+// Publish calls it once; pages show the stored HTML (Store.READMEHTML).
 func (r *Release) SetREADME(markdown []byte) error {
 	r.README, r.READMEHTML = markdown, nil
 	if r.Facts == nil {
@@ -111,17 +112,28 @@ func (r *Release) SetREADME(markdown []byte) error {
 	if markdown == nil {
 		return nil
 	}
-	html, truncated, err := readme.Render(markdown)
+	res, err := readme.RenderLimited(markdown, readme.MaxHTML)
 	if err != nil {
 		return fmt.Errorf("store: %s@%s README: %w", r.PackageID, r.Version, err)
 	}
-	r.READMEHTML, r.Facts.READMETruncated = html, truncated
-	if truncated {
+	r.READMEHTML, r.Facts.READMETruncated = res.HTML, res.Truncated || res.Oversize
+	switch {
+	case res.Oversize:
+		r.READMEHTML = readme.OversizeNotice("README.md", len(markdown), readme.MaxHTML)
+		r.Warnings = append(r.Warnings, oversizeWarning(RuleREADMETruncated, "README.md", len(markdown)))
+	case res.Truncated:
 		r.Warnings = append(r.Warnings, problem.Problem{Rule: RuleREADMETruncated, File: "README.md", Severity: problem.Warning,
 			Message: fmt.Sprintf("README.md is %d bytes; pages show its first %d KiB of Markdown, cut at a line break, with a note; shorten it or move the rest into linked documents",
 				len(markdown), readme.MaxMarkdown>>10)})
 	}
 	return nil
+}
+
+// oversizeWarning is the warning for a document whose HTML is longer than readme.MaxHTML.
+func oversizeWarning(rule, file string, size int) problem.Problem {
+	return problem.Problem{Rule: rule, File: file, Severity: problem.Warning,
+		Message: fmt.Sprintf("%s is %d bytes of Markdown but renders to more than %d bytes (%d KiB) of HTML, the most the registry stores; pages show a notice pointing to the repository instead; remove repeated references, links or images until it renders smaller",
+			file, size, readme.MaxHTML, readme.MaxHTML>>10)}
 }
 
 // ChecksumFacts describe a verified checksums.txt.
@@ -140,14 +152,11 @@ type AuditEntry struct {
 	Detail  map[string]any `json:"detail"`
 }
 
-// releaseCols are the columns scanRelease reads; rowCols are the same without the rendered
-// README, for reads that do not show it (downloads, version tables).
-const (
-	releaseCols = `id, package_id, version, kind, sha256, size, readme_html, facts, icon_sha256, icon_ext, icon_type,
+// rowCols are the columns scanRelease reads. None is rendered HTML: the catalog holds
+// every release, and a README's HTML may be up to readme.MaxHTML; pages load the HTML of
+// the one release they show (READMEHTML, ChangelogHTML).
+const rowCols = `id, package_id, version, kind, sha256, size, facts, icon_sha256, icon_ext, icon_type,
 	warnings, signature, published_by, yanked, yank_reason, downloads, created_at`
-	rowCols = `id, package_id, version, kind, sha256, size, NULL, facts, icon_sha256, icon_ext, icon_type,
-	warnings, signature, published_by, yanked, yank_reason, downloads, created_at`
-)
 
 // InsertRelease records a release whose package (and icon) blobs are already durable, with
 // its audit entry, and bumps the serial, all in one transaction. When id@version exists
@@ -277,7 +286,7 @@ func scanRelease(sc scanner) (*Release, error) {
 		sig, yankReason, facts     sql.NullString
 		yanked                     int
 	)
-	err := sc.Scan(&r.ID, &r.PackageID, &r.Version, &r.Kind, &r.SHA256, &r.Size, &r.READMEHTML, &facts,
+	err := sc.Scan(&r.ID, &r.PackageID, &r.Version, &r.Kind, &r.SHA256, &r.Size, &facts,
 		&iconSHA, &iconExt, &iconType, &warnings, &sig, &r.PublishedBy, &yanked, &yankReason, &r.Downloads, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -315,10 +324,23 @@ func (s *Store) Releases(ctx context.Context, id string) ([]*Release, error) {
 	return s.queryReleases(ctx, "SELECT "+rowCols+" FROM releases WHERE package_id = ? ORDER BY created_at DESC, id DESC", id)
 }
 
-// AllReleases returns every release of every package, with rendered READMEs but without
-// manifests, oldest first.
+// AllReleases returns every release of every package, without manifests or rendered HTML,
+// oldest first.
 func (s *Store) AllReleases(ctx context.Context) ([]*Release, error) {
-	return s.queryReleases(ctx, "SELECT "+releaseCols+" FROM releases ORDER BY id")
+	return s.queryReleases(ctx, "SELECT "+rowCols+" FROM releases ORDER BY id")
+}
+
+// READMEHTML returns the rendered README.md of one release (at most readme.MaxHTML bytes);
+// nil when it has none.
+func (s *Store) READMEHTML(ctx context.Context, releaseID int64) ([]byte, error) {
+	var html []byte
+	if err := s.r.QueryRowContext(ctx, "SELECT readme_html FROM releases WHERE id = ?", releaseID).Scan(&html); err != nil {
+		return nil, fmt.Errorf("store: README of release %d: %w", releaseID, err)
+	}
+	if len(html) == 0 {
+		return nil, nil
+	}
+	return html, nil
 }
 
 func (s *Store) queryReleases(ctx context.Context, query string, args ...any) ([]*Release, error) {

@@ -37,7 +37,14 @@ func TestReleaseKeepsRenderedREADMEAndFacts(t *testing.T) {
 	}
 	var got []view
 	for _, r := range all {
-		got = append(got, view{r.PackageID, string(r.READMEHTML), r.Facts})
+		html, err := s.READMEHTML(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.READMEHTML != nil {
+			t.Errorf("AllReleases loaded %s's README HTML (%d bytes): the catalog must not hold it", r.PackageID, len(r.READMEHTML))
+		}
+		got = append(got, view{r.PackageID, string(html), r.Facts})
 	}
 	want := []view{{"acme", "<h3>Hi</h3>\n", &store.Facts{Checksums: &store.ChecksumFacts{Files: 7}}}, {"bare", "", nil}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -91,8 +98,12 @@ func TestMigrationRendersExistingREADMEs(t *testing.T) {
 	if len(all) != 1 {
 		t.Fatalf("%d releases, want 1", len(all))
 	}
+	html, err := s.READMEHTML(ctx, all[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := "<h3>Old</h3>\n\n<p><strong>bold</strong></p>\n"
-	if diff := cmp.Diff(want, string(all[0].READMEHTML)); diff != "" {
+	if diff := cmp.Diff(want, string(html)); diff != "" {
 		t.Errorf("rendered README (-want +got):\n%s", diff)
 	}
 	if all[0].Facts != nil {
