@@ -3,14 +3,19 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/manifest"
 	"github.com/pluginyard/registry/problem"
 	"github.com/pluginyard/registry/rules"
 	"github.com/pluginyard/registry/store"
@@ -99,6 +104,9 @@ func searchParams(c echo.Context, defaultPer int) (store.SearchQuery, int, error
 	}
 	if len(q.Q) > 200 {
 		return q, 0, errf(http.StatusBadRequest, "q is limited to 200 characters")
+	}
+	if p := categoryProblem(q.Category); p != "" {
+		return q, 0, errf(http.StatusBadRequest, "category "+p)
 	}
 	q.Limit, q.Offset = per, (page-1)*per
 	return q, page, nil
@@ -229,7 +237,50 @@ func bindReason(c echo.Context) (reasonBody, error) {
 	if len(b.Reason) > 1000 || len(b.Replacement) > 214 {
 		return b, errf(http.StatusBadRequest, "reason is limited to 1000 characters, replacement to 214")
 	}
+	// Both reach index.json and the pages verbatim: no control or format characters (a
+	// line break or a bidi override would forge or hide text), one line.
+	if p := manifest.TextProblem(b.Reason, false); p != "" {
+		return b, errf(http.StatusBadRequest, fmt.Sprintf("reason (%d bytes) holds %s: send one line of plain text", len(b.Reason), p))
+	}
+	if b.Replacement != "" && !replacementRE.MatchString(b.Replacement) {
+		return b, errf(http.StatusBadRequest, fmt.Sprintf("replacement %q is not a package id: expected a plugin id (%s) or an extension name such as @scope/name",
+			truncateForMessage(b.Replacement), "lowercase letters, digits, '.', '_', '-'"))
+	}
 	return b, nil
+}
+
+// categoryProblem says why cat cannot be a category (one of manifest.Categories() or a
+// plugins.yaml curation tag), or "": a control or format character (SQLite's LIKE stops at
+// a NUL, so "\x00x" would match every package) or a space (categories are stored
+// space-separated, so "a b" would match across two) is never part of one.
+func categoryProblem(cat string) string {
+	if p := manifest.TextProblem(cat, false); p != "" {
+		return fmt.Sprintf("holds %s: send a category name such as %s", p, strings.Join(manifest.Categories(), ", "))
+	}
+	if strings.ContainsFunc(cat, unicode.IsSpace) {
+		return fmt.Sprintf("%q holds a space: send one category name such as %s", truncateForMessage(cat), strings.Join(manifest.Categories(), ", "))
+	}
+	if len(cat) > 64 {
+		return fmt.Sprintf("is %d bytes: a category name is at most 64", len(cat))
+	}
+	return ""
+}
+
+// oneLineText reports whether s is safe to echo back on a page: no control or format
+// characters (manifest.TextProblem), one line.
+func oneLineText(s string) bool { return manifest.TextProblem(s, false) == "" }
+
+// replacementRE is what a deprecation's replacement may name: a plugin id (the manifest id
+// pattern, ^[a-z0-9][a-z0-9._-]*$) or an npm-style extension name, optionally scoped; the
+// two patterns of plugins.yaml ids, so no URL (javascript:) or markup gets through.
+var replacementRE = regexp.MustCompile(`^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
+
+// truncateForMessage shortens s for quoting in an error message.
+func truncateForMessage(s string) string {
+	if r := []rune(s); len(r) > 64 {
+		return string(r[:64]) + "…"
+	}
+	return s
 }
 
 // handleYank is POST /api/v1/plugins/{id}/versions/{version}/yank {"reason"}.

@@ -119,7 +119,7 @@ func TestDeprecationBannerIsSentences(t *testing.T) {
 	}{
 		{"replaced", "acme-hello", "This package is deprecated. Reason given: replaced. Use acme-hello instead."},
 		{"No longer maintained!", "", "This package is deprecated. Reason given: No longer maintained!"},
-		{"Merged into Hello.  ", "https://example.com/hello", "This package is deprecated. Reason given: Merged into Hello. Use https://example.com/hello instead."},
+		{"Merged into Hello.  ", "acme-hello", "This package is deprecated. Reason given: Merged into Hello. Use acme-hello instead."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {

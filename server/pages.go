@@ -280,6 +280,9 @@ func (s *Server) handleCategoryPage(c echo.Context) error {
 		return err
 	}
 	q.Category, q.Limit, q.Offset = c.Param("name"), pagePerPage, (page-1)*pagePerPage
+	if p := categoryProblem(q.Category); p != "" {
+		return errf(http.StatusNotFound, "no such category: the name "+p)
+	}
 	ctx := c.Request().Context()
 	cards, total, err := s.searchCards(ctx, q)
 	if err != nil {
@@ -351,12 +354,14 @@ func (s *Server) handleStatic(c echo.Context) error {
 }
 
 func (s *Server) renderErrorPage(c echo.Context, code int, msg string) error {
-	p := web.ErrorPage{Meta: s.meta(http.StatusText(code), "", c.Request().URL.Path), Status: code,
+	p := web.ErrorPage{Meta: s.meta(http.StatusText(code), "", c.Request().URL.EscapedPath()), Status: code,
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
 	p.Meta.NoIndex = true
 	if code < 500 {
 		p.Message = msg
-		p.Query = lastSegment(c.Request().URL.Path)
+		if q := lastSegment(c.Request().URL.Path); oneLineText(q) {
+			p.Query = q // prefilled in the search box; a control character is never echoed
+		}
 	}
 	p.Meta.PageSearch = code < 500 // a 4xx page has its own search box
 	return render(c, code, web.Error(p))
