@@ -39,7 +39,9 @@ func cmdLint(_ context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "registry lint: %v\n", err)
 		return exitUsage
 	}
-	for _, p := range probs {
+	// Capped: a list with 10 000 problems prints the first problem.MaxListed and a count
+	// per rule of the rest; the summary below counts them all.
+	for _, p := range probs.Cap(problem.MaxListed) {
 		fmt.Fprintln(c.stdout, lintLine(file, p))
 	}
 	errs, warns := plural(len(probs.Errors()), "error"), plural(len(probs.Warnings()), "warning")

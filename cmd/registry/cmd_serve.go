@@ -16,6 +16,7 @@ import (
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/problem"
 	"github.com/pluginyard/registry/server"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify"
@@ -212,13 +213,18 @@ func loadList(path string) (*index.List, error) {
 		return nil, fmt.Errorf("--plugins %s: cannot read the curated list: %w (create one, or point --plugins / REGISTRY_PLUGINS at it)", path, err)
 	}
 	if probs.HasErrors() {
+		// Capped (a hostile or broken list can hold 10 000 problems): the message and the
+		// 422 list the first problem.MaxListed and a count per rule of the rest, so every
+		// rule id is still named; `registry lint` shows them all by line.
+		errs := probs.Errors()
+		listed := errs.Cap(problem.MaxListed)
 		var b bytes.Buffer
-		for _, p := range probs.Errors() {
+		for _, p := range listed {
 			fmt.Fprintf(&b, "\n  %s", p)
 		}
 		// A refusal, so that POST /api/v1/admin/reload answers 422 with every rule id.
-		return nil, &ingest.Refusal{Kind: ingest.ErrInvalid, Problems: probs.Errors(),
-			Message: fmt.Sprintf("--plugins %s: %s; run `registry lint %s` for details:%s", path, plural(len(probs.Errors()), "error"), path, b.String())}
+		return nil, &ingest.Refusal{Kind: ingest.ErrInvalid, Problems: listed,
+			Message: fmt.Sprintf("--plugins %s: %s; run `registry lint %s` for details:%s", path, plural(len(errs), "error"), path, b.String())}
 	}
 	return l, nil
 }
@@ -261,9 +267,32 @@ func (r *reloader) reload(ctx context.Context, actor string, force bool) error {
 
 func (r *reloader) detail() map[string]string {
 	if f := r.last.Load(); f != nil {
-		return map[string]string{"plugins_yaml_reload": "last reload failed, previous list in force: " + f.err.Error()}
+		return map[string]string{"plugins_yaml_reload": "last reload failed, previous list in force: " + briefError(f.err)}
 	}
 	return nil
+}
+
+// Bounds of the reload failure shown on the public /readyz: the full problem list is the
+// reload's 422 answer (admin) and `registry lint`, not a probe's body.
+const (
+	readyDetailLines   = 4   // the summary line and the first three problems
+	readyDetailLineLen = 300 // bytes per line
+)
+
+// briefError is err's first few lines, each clipped, and how many more there were.
+func briefError(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	shown := lines[:min(len(lines), readyDetailLines)]
+	for i, l := range shown {
+		if len(l) > readyDetailLineLen {
+			shown[i] = strings.ToValidUTF8(l[:readyDetailLineLen], "") + "…"
+		}
+	}
+	out := strings.Join(shown, "\n")
+	if more := len(lines) - len(shown); more > 0 {
+		out += fmt.Sprintf("\n  … and %d more lines (the reload answer and `registry lint` list them)", more)
+	}
+	return out
 }
 
 // isShrinkRefusal reports whether err is the shrink guard's refusal of a list, the one
