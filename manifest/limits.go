@@ -100,6 +100,7 @@ var countLimits = []CountLimit{
 	{Path: "actions", Max: 256, counts: counted("actions", func(m *Manifest) int { return len(m.Actions) })},
 	{Path: "agent_tools", Max: maxAgentTools, Rule: "manifest.agent_tools.count", counts: counted("agent_tools", func(m *Manifest) int { return len(m.AgentTools) })},
 	{Path: "ui.web_apps", Max: 16, counts: counted("ui.web_apps", func(m *Manifest) int { return len(webApps(m)) })},
+	{Path: "config_schema.properties", Max: MaxConfigProperties, counts: counted("config_schema.properties", func(m *Manifest) int { return len(configProperties(m.ConfigSchema)) })},
 	{Path: "ui.web_apps[].network_origins", Max: 32, counts: func(m *Manifest) []fieldCount {
 		var out []fieldCount
 		for i, w := range webApps(m) {
@@ -107,6 +108,17 @@ var countLimits = []CountLimit{
 		}
 		return out
 	}},
+}
+
+// MaxConfigProperties bounds the settings a plugin declares in config_schema.properties:
+// the plugin page lists each one, and the Kandev corpus's largest schema has 17.
+const MaxConfigProperties = 256
+
+// configProperties is a config_schema's properties mapping; nil when it has none or it is
+// not a mapping (the validator warns).
+func configProperties(schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	return props
 }
 
 // fields checks every field against its limits, reporting length and characters separately

@@ -19,6 +19,9 @@ func (c *checker) configSchema() {
 	if !ok && s["properties"] != nil {
 		c.probs.Warnf("manifest.config_schema.properties", "config_schema.properties", "expected a mapping of property names to schemas, found %T; list the settings under properties:", s["properties"])
 	}
+	if len(props) > MaxConfigProperties {
+		return // refused by manifest.field.count; one problem, not one per property
+	}
 	for _, name := range sortedKeys(props) {
 		c.configProperty("config_schema.properties."+name, props[name])
 	}
