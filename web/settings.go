@@ -23,8 +23,13 @@ type Setting struct {
 // settingValueRunes bounds a default or a choice shown in the table.
 const settingValueRunes = 120
 
-// SettingsFor lists the properties of a config_schema by name, the required ones first.
-// A property that is not a mapping is listed with its name only.
+// MaxSettings bounds the rows SettingsFor returns; it equals manifest.MaxConfigProperties,
+// the most a published config_schema may declare, so only releases stored before that
+// limit are cut.
+const MaxSettings = 256
+
+// SettingsFor lists the properties of a config_schema by name, the required ones first, at
+// most MaxSettings of them. A property that is not a mapping is listed with its name only.
 func SettingsFor(schema map[string]any) []Setting {
 	props, _ := schema["properties"].(map[string]any)
 	required := requiredNames(schema["required"])
@@ -42,7 +47,7 @@ func SettingsFor(schema map[string]any) []Setting {
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out
+	return out[:min(len(out), MaxSettings)]
 }
 
 func fillSetting(s *Setting, p map[string]any) {
