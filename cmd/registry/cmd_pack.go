@@ -163,6 +163,9 @@ func readIdentity(dir string) (id, version string, err error) {
 		Name    string `toml:"name"`
 		Version string `toml:"version"`
 	}
+	if probs := extension.CheckTOMLBudget(data); probs.HasErrors() {
+		return "", "", fmt.Errorf("read name and version from %s: %s", filepath.Join(dir, "curupira-extension.toml"), probs.Errors()[0].Message)
+	}
 	if _, err := toml.Decode(string(data), &e); err != nil {
 		return "", "", fmt.Errorf("read name and version from %s: %w", filepath.Join(dir, "curupira-extension.toml"), err)
 	}
