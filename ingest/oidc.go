@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -241,7 +242,33 @@ func (e *tokenError) Unwrap() error { return ErrUnauthenticated }
 
 // verify checks the token's signature, issuer, audience, expiry and not-before, and
 // returns its claims.
+// ErrUnavailable is a dependency of trusted publishing (the OIDC issuer) that could not be
+// reached: 503, retry later; not the client's fault.
+var ErrUnavailable = errors.New("temporarily unavailable")
+
+// jwtSyntax says why raw is not a compact JWS (three base64url segments, a JSON header and
+// payload), or "": checked before discovery, so garbage is a 401 whatever the issuer's state.
+func jwtSyntax(raw string) string {
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		return fmt.Sprintf("expected a signed JWT (three dot-separated base64url segments), found %d segment(s)", len(parts))
+	}
+	for i, name := range []string{"header", "payload"} {
+		b, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err != nil || !json.Valid(b) {
+			return "expected a signed JWT: its " + name + " is not base64url-encoded JSON"
+		}
+	}
+	if _, err := base64.RawURLEncoding.DecodeString(parts[2]); err != nil || parts[2] == "" {
+		return "expected a signed JWT: its signature is missing or not base64url"
+	}
+	return ""
+}
+
 func (tp *TrustedPublishing) verify(ctx context.Context, raw string) (*actionsClaims, error) {
+	if why := jwtSyntax(raw); why != "" {
+		return nil, &tokenError{reason: why}
+	}
 	v, err := tp.idVerifier(ctx)
 	if err != nil {
 		return nil, err
@@ -292,8 +319,8 @@ func (tp *TrustedPublishing) idVerifier(ctx context.Context) (*oidc.IDTokenVerif
 		err = errors.New("the discovery document names no jwks_uri")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ingest: oidc: discovery of issuer %s (%s/.well-known/openid-configuration) failed; trusted publishing is unavailable until it succeeds: %w",
-			tp.issuer, tp.issuer, err)
+		return nil, fmt.Errorf("ingest: oidc: discovery of issuer %s (%s/.well-known/openid-configuration) failed; trusted publishing is %w until it succeeds: %w",
+			tp.issuer, tp.issuer, ErrUnavailable, err)
 	}
 	keys := &keySet{uri: meta.JWKSURI, client: tp.client, base: tp.base, now: func() time.Time { return tp.now() }}
 	tp.verifier = oidc.NewVerifier(tp.issuer, keys, &oidc.Config{ClientID: tp.audience, Now: tp.now, SupportedSigningAlgs: signingAlgs(meta.Algs)})

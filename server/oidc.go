@@ -36,6 +36,10 @@ func (s *Server) handleOIDC(c echo.Context) error {
 	if errors.Is(err, ingest.ErrUnauthenticated) {
 		return unauthenticated(err)
 	}
+	if errors.Is(err, ingest.ErrUnavailable) {
+		s.log.Warn("oidc: issuer unavailable", "err", err)
+		return errf(http.StatusServiceUnavailable, "trusted publishing is unavailable: the OIDC issuer could not be reached (discovery failed); retry later")
+	}
 	if err != nil {
 		return err
 	}
