@@ -319,7 +319,7 @@ func (s *Service) catalogOf(ctx context.Context, docs *Documents) *Catalog {
 			chosen[r.PackageID] = r
 		}
 	}
-	for _, it := range s.listedItems(chosen, pkgs, downloads) {
+	for _, it := range s.listedItemsOf(s.List(), chosen, pkgs, downloads) {
 		if err := s.fillItem(ctx, it); err != nil {
 			s.log.Error("release left out of the pages", "id", it.ID, "version", it.Latest.Version, "err", err)
 			continue
@@ -328,26 +328,6 @@ func (s *Service) catalogOf(ctx context.Context, docs *Documents) *Catalog {
 		cat.byID[it.ID] = it
 	}
 	return cat
-}
-
-// listedItems pairs each chosen release with its entry in the curated list in force.
-func (s *Service) listedItems(chosen map[string]*store.Release, pkgs map[string]*store.Package, downloads map[string]int64) []*Item {
-	var items []*Item
-	l := s.List()
-	for i := range l.Plugins {
-		e := &l.Plugins[i]
-		if r, ok := chosen[e.ID]; ok && r.Kind != "extension" {
-			items = append(items, &Item{ID: e.ID, Kind: r.Kind, Entry: e, Package: pkgs[e.ID], Latest: r, Downloads: downloads[e.ID]})
-		}
-	}
-	for i := range l.Extensions {
-		e := &l.Extensions[i]
-		if r, ok := chosen[e.Name]; ok && r.Kind == "extension" {
-			items = append(items, &Item{ID: e.Name, Kind: r.Kind, ExtEntry: e, Package: pkgs[e.Name], Latest: r, Downloads: downloads[e.Name]})
-		}
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
-	return items
 }
 
 // namedVersions maps each id in the documents to the version they list.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pluginyard/registry/hostlist"
-	"github.com/pluginyard/registry/manifest"
 	"github.com/pluginyard/registry/verify"
 )
 
@@ -109,7 +108,7 @@ func (f *previewFetcher) read(res *http.Response) ([]byte, string, *PreviewError
 	if int64(len(data)) > f.max {
 		return nil, "", f.tooLarge(where, int64(len(data)), "sent at least")
 	}
-	ct, _ := manifest.ImageType(data)
+	ct, _ := verify.SniffImage(data) // the sniffer publish uses for icons; PreviewExt keeps raster types only
 	if PreviewExt(ct) == "" {
 		found := ct
 		if found == "" {

@@ -203,14 +203,7 @@ func changelogHTMLColumn(rel *Release) any {
 
 // ChangelogHTML returns the rendered CHANGELOG.md of one release; nil when it has none.
 func (s *Store) ChangelogHTML(ctx context.Context, releaseID int64) ([]byte, error) {
-	var html []byte
-	if err := s.r.QueryRowContext(ctx, "SELECT changelog_html FROM releases WHERE id = ?", releaseID).Scan(&html); err != nil {
-		return nil, fmt.Errorf("store: changelog of release %d: %w", releaseID, err)
-	}
-	if len(html) == 0 {
-		return nil, nil
-	}
-	return html, nil
+	return s.renderedHTML(ctx, "changelog_html", "changelog", releaseID)
 }
 
 // MaxNotesVersions bounds the versions one ReleaseNotes call looks up.

@@ -333,9 +333,15 @@ func (s *Store) AllReleases(ctx context.Context) ([]*Release, error) {
 // READMEHTML returns the rendered README.md of one release (at most readme.MaxHTML bytes);
 // nil when it has none.
 func (s *Store) READMEHTML(ctx context.Context, releaseID int64) ([]byte, error) {
+	return s.renderedHTML(ctx, "readme_html", "README", releaseID)
+}
+
+// renderedHTML reads one release's stored HTML column (a constant name, never input); nil
+// when it is empty.
+func (s *Store) renderedHTML(ctx context.Context, column, what string, releaseID int64) ([]byte, error) {
 	var html []byte
-	if err := s.r.QueryRowContext(ctx, "SELECT readme_html FROM releases WHERE id = ?", releaseID).Scan(&html); err != nil {
-		return nil, fmt.Errorf("store: README of release %d: %w", releaseID, err)
+	if err := s.r.QueryRowContext(ctx, "SELECT "+column+" FROM releases WHERE id = ?", releaseID).Scan(&html); err != nil {
+		return nil, fmt.Errorf("store: %s of release %d: %w", what, releaseID, err)
 	}
 	if len(html) == 0 {
 		return nil, nil

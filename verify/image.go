@@ -28,7 +28,7 @@ func looksLikeImage(name string, head []byte) bool {
 	if _, ok := imageExts[strings.ToLower(path.Ext(name))]; ok {
 		return true
 	}
-	ct, _ := sniffImage(head)
+	ct, _ := SniffImage(head)
 	return ct != ""
 }
 
@@ -36,7 +36,7 @@ func looksLikeImage(name string, head []byte) bool {
 // WebP or SVG, the types the registry serves from /icons/; "" for anything else (GIF
 // included: it is not on the allow list the pages and hosts agree on).
 func iconType(data []byte) (contentType, ext string) {
-	ct, ext := sniffImage(data)
+	ct, ext := SniffImage(data)
 	if ct == "image/gif" {
 		return "", ""
 	}
@@ -45,15 +45,15 @@ func iconType(data []byte) (contentType, ext string) {
 
 // describeType names what data is, for a refusal message.
 func describeType(head []byte) string {
-	if ct, _ := sniffImage(head); ct != "" {
+	if ct, _ := SniffImage(head); ct != "" {
 		return "a " + ct + " image"
 	}
 	return "of type " + http.DetectContentType(head)
 }
 
-// sniffImage returns the content type and extension of an image by its content
+// SniffImage returns the content type and extension of an image by its content
 // (png, jpeg, gif, webp or svg), or "" when data is none of those.
-func sniffImage(data []byte) (contentType, ext string) {
+func SniffImage(data []byte) (contentType, ext string) {
 	switch ct := http.DetectContentType(data); ct {
 	case "image/png":
 		return ct, ".png"
