@@ -50,6 +50,14 @@ type env struct {
 // newEnv starts a registry on dir (a fresh temporary one when "").
 func newEnv(t *testing.T, dir string) *env {
 	t.Helper()
+	return startEnv(t, dir, nil, nil)
+}
+
+// startEnv starts a registry on dir (a fresh temporary one when ""), writing testList as its
+// plugins.yaml unless dir has one, with its pipeline configured by adjust (when not nil) and
+// logging into log (discarded when nil).
+func startEnv(t *testing.T, dir string, adjust func(*ingest.Config), log *slog.Logger) *env {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -68,11 +76,18 @@ func newEnv(t *testing.T, dir string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	e := &env{t: t, dir: dir, st: st, list: listPath}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.srv = httptest.NewUnstartedServer(nil)
 	publicURL := "http://" + e.srv.Listener.Addr().String()
-	e.svc = ingest.New(st, l, ingest.Config{PublicURL: publicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, log)
+	cfg := ingest.Config{PublicURL: publicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	e.svc = ingest.New(st, l, cfg, log)
+	t.Cleanup(e.svc.Close)
 	if err := e.svc.Rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,18 +3,13 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
-	"github.com/pluginyard/registry/server"
-	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify"
 )
 
@@ -32,39 +27,7 @@ func fileNameOf(t *testing.T, data []byte) string {
 // logs into log (discarded when nil).
 func newPublishEnv(t *testing.T, adjust func(*ingest.Config), log *slog.Logger) *env {
 	t.Helper()
-	dir := t.TempDir()
-	ctx := context.Background()
-	listPath := filepath.Join(dir, "plugins.yaml")
-	if err := os.WriteFile(listPath, []byte(testList), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, probs, err := index.LoadList(listPath)
-	if err != nil || probs.HasErrors() {
-		t.Fatalf("list: %v %v", err, probs)
-	}
-	st, err := store.Open(ctx, filepath.Join(dir, "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	e := &env{t: t, dir: dir, st: st, list: listPath}
-	e.srv = httptest.NewUnstartedServer(nil)
-	publicURL := "http://" + e.srv.Listener.Addr().String()
-	cfg := ingest.Config{PublicURL: publicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}
-	if adjust != nil {
-		adjust(&cfg)
-	}
-	e.svc = ingest.New(st, l, cfg, log)
-	t.Cleanup(e.svc.Close)
-	if err := e.svc.Rebuild(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, log)
-	e.srv.Start()
-	t.Cleanup(e.close)
-	return e
+	return startEnv(t, "", adjust, log)
 }
 
 // logBuffer collects log lines, safe for concurrent use.
