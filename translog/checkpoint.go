@@ -37,6 +37,11 @@ func ParseCheckpoint(body []byte) (origin string, size int64, hash tlog.Hash, er
 	if len(lines) < 3 || !strings.HasSuffix(lines[2], "\n") {
 		return "", 0, hash, fmt.Errorf("%w: want an origin, a size and a root hash on three lines", ErrCheckpoint)
 	}
+	// base64 decoding skips '\r' and '\n', so a "\r\n" ending would give one checkpoint two
+	// spellings; the three lines end in "\n" and hold no '\r'.
+	if strings.ContainsRune(lines[0]+lines[1]+lines[2], '\r') {
+		return "", 0, hash, fmt.Errorf("%w: a carriage return in the checkpoint; its lines end in \"\\n\" only", ErrCheckpoint)
+	}
 	origin = strings.TrimSuffix(lines[0], "\n")
 	if origin == "" {
 		return "", 0, hash, fmt.Errorf("%w: empty origin line", ErrCheckpoint)
