@@ -75,7 +75,7 @@ func (s *Store) Deprecate(ctx context.Context, id, reason, replacement string, a
 		if err := s.appendDeprecate(ctx, tx, id, reason); err != nil {
 			return err
 		}
-		if err := bumpSerial(ctx, tx); err != nil {
+		if err := bumpSerial(ctx, tx, s.change(deprecateChange(reason), id, "")); err != nil {
 			return err
 		}
 		return s.insertAudit(ctx, tx, audit)
@@ -99,7 +99,7 @@ func (s *Store) SetRepoStats(ctx context.Context, id string, stars *int, pushedA
 			return fmt.Errorf("store: repo stats %s: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
-			return bumpSerial(ctx, tx)
+			return bumpSerial(ctx, tx, s.change(ChangeStats, id, ""))
 		}
 		return nil
 	})

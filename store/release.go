@@ -224,7 +224,7 @@ func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, aud
 	if err := appendPublish(ctx, tx, rel); err != nil {
 		return err
 	}
-	if err := bumpSerial(ctx, tx); err != nil {
+	if err := bumpSerial(ctx, tx, s.change(ChangePublish, rel.PackageID, rel.Version)); err != nil {
 		return err
 	}
 	return s.insertAudit(ctx, tx, audit)
@@ -427,7 +427,7 @@ func (s *Store) YankAll(ctx context.Context, id, reason string, audit func(versi
 		if len(done) == 0 {
 			return nil
 		}
-		return bumpSerial(ctx, tx)
+		return bumpSerial(ctx, tx, s.change(ChangeYankAll, id, ""))
 	}))
 	if err != nil {
 		return nil, err
@@ -453,16 +453,11 @@ func (s *Store) SetYanked(ctx context.Context, id, version string, yanked bool, 
 		if err := s.appendYank(ctx, tx, id, version, yanked, audit); err != nil {
 			return err
 		}
-		if err := bumpSerial(ctx, tx); err != nil {
+		if err := bumpSerial(ctx, tx, s.change(yankChange(yanked), id, version)); err != nil {
 			return err
 		}
 		return s.insertAudit(ctx, tx, audit)
 	}))
-}
-
-func bumpSerial(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'serial'")
-	return err
 }
 
 // Serial returns the change counter: it grows with every change to what the index shows.
@@ -477,5 +472,5 @@ func (s *Store) Serial(ctx context.Context) (int64, error) {
 
 // BumpSerial records a change that touches no row (a reload of the curated list).
 func (s *Store) BumpSerial(ctx context.Context) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return bumpSerial(ctx, tx) })
+	return s.tx(ctx, func(tx *sql.Tx) error { return bumpSerial(ctx, tx, s.change(ChangeList, "", "")) })
 }
