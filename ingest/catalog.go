@@ -55,6 +55,7 @@ type Item struct {
 	ExtEntry  *index.ExtensionEntry
 	Package   *store.Package
 	Latest    *store.Release
+	Card      *store.Card         // what lists and indexes need from Latest's manifest
 	Manifest  *manifest.Manifest  // plugins and canvases
 	Extension *extension.Manifest // extensions
 	Signature *signature.Result
@@ -177,6 +178,7 @@ func (s *Service) ForceRebuild(ctx context.Context) error { return s.rebuild(ctx
 func (s *Service) rebuild(ctx context.Context, force bool) error {
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
+	s.backfillCardsOnce(ctx)
 	l := s.List()
 	if force && s.refusedList != nil {
 		l = s.refusedList
@@ -280,6 +282,11 @@ func (s *Service) buildCatalog(ctx context.Context, st *state) (*Catalog, error)
 
 func (s *Service) fillItem(ctx context.Context, it *Item) error {
 	r := it.Latest
+	card, err := s.storedCard(ctx, r)
+	if err != nil {
+		return err
+	}
+	it.Card = card
 	parsed, err := s.parsedManifest(ctx, r)
 	if err != nil {
 		return err

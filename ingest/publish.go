@@ -313,6 +313,9 @@ func (s *Service) newRelease(c checked, a Actor) (*store.Release, error) {
 	rep := c.rep
 	rel := &store.Release{PackageID: rep.ID, Version: rep.Version, Kind: rep.Kind, SHA256: rep.SHA256, Size: rep.Size,
 		Manifest: rep.ManifestRaw, Warnings: rep.Problems.Warnings(), PublishedBy: a.Name, Facts: &store.Facts{}}
+	if err := setCard(rel, rep); err != nil {
+		return nil, err
+	}
 	if rep.Checksums != nil { // present and, since the package passed, verified
 		lines, _ := verify.ParseChecksums(rep.Checksums)
 		rel.Facts.Checksums = &store.ChecksumFacts{Files: len(lines)}

@@ -84,6 +84,7 @@ type Service struct {
 	refusedList *index.List // the list of the last refused SetList, for ForceRebuild; under rebuildMu
 	fallback    atomic.Pointer[Fallback]
 	cache       sync.Map // release id → parsed manifest (releases are immutable)
+	cardsDone   bool     // BackfillCards ran (the first Rebuild); under rebuildMu
 
 	downloads *downloadCounter
 	previews  *previewJob

@@ -59,7 +59,10 @@ type Release struct {
 	Changelog, ChangelogHTML, NotesHTML []byte
 	// Facts are what the registry verified at publish; nil for releases published before
 	// it recorded them.
-	Facts       *Facts
+	Facts *Facts
+	// Card is what lists and indexes need from Manifest, computed at publish; nil only for
+	// a release published before migration 0008 until the first start computes it.
+	Card        *Card
 	IconSHA256  string
 	IconExt     string
 	IconType    string
@@ -156,7 +159,7 @@ type AuditEntry struct {
 // every release, and a README's HTML may be up to readme.MaxHTML; pages load the HTML of
 // the one release they show (READMEHTML, ChangelogHTML).
 const rowCols = `id, package_id, version, kind, sha256, size, facts, icon_sha256, icon_ext, icon_type,
-	warnings, signature, published_by, yanked, yank_reason, downloads, created_at`
+	warnings, signature, published_by, yanked, yank_reason, downloads, created_at, card`
 
 // InsertRelease records a release whose package (and icon) blobs are already durable, with
 // its audit entry, and bumps the serial, all in one transaction. When id@version exists
@@ -209,13 +212,17 @@ func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, aud
 	if err != nil {
 		return err
 	}
+	card, err := cardColumn(rel.Card)
+	if err != nil {
+		return err
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO releases (package_id, version, kind, sha256, size, manifest, readme,
 		readme_html, facts, icon_sha256, icon_ext, icon_type, warnings, signature, published_by, created_at,
-		changelog, changelog_html, notes_html)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		changelog, changelog_html, notes_html, card)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		rel.PackageID, rel.Version, rel.Kind, rel.SHA256, rel.Size, rel.Manifest, rel.README, readmeHTMLColumn(rel),
 		facts, toNull(rel.IconSHA256), toNull(rel.IconExt), toNull(rel.IconType), string(warnings), sig, rel.PublishedBy, now,
-		rel.Changelog, changelogHTMLColumn(rel), rel.NotesHTML)
+		rel.Changelog, changelogHTMLColumn(rel), rel.NotesHTML, card)
 	if err != nil {
 		return err
 	}
@@ -284,10 +291,11 @@ func scanRelease(sc scanner) (*Release, error) {
 		iconSHA, iconExt, iconType sql.NullString
 		warnings, created          string
 		sig, yankReason, facts     sql.NullString
+		card                       sql.NullString
 		yanked                     int
 	)
 	err := sc.Scan(&r.ID, &r.PackageID, &r.Version, &r.Kind, &r.SHA256, &r.Size, &facts,
-		&iconSHA, &iconExt, &iconType, &warnings, &sig, &r.PublishedBy, &yanked, &yankReason, &r.Downloads, &created)
+		&iconSHA, &iconExt, &iconType, &warnings, &sig, &r.PublishedBy, &yanked, &yankReason, &r.Downloads, &created, &card)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -302,6 +310,9 @@ func scanRelease(sc scanner) (*Release, error) {
 	}
 	if err := json.Unmarshal([]byte(warnings), &r.Warnings); err != nil {
 		return nil, fmt.Errorf("store: release %d warnings: %w", r.ID, err)
+	}
+	if r.Card, err = parseCard(r.ID, card); err != nil {
+		return nil, err
 	}
 	if facts.Valid {
 		r.Facts = &Facts{}

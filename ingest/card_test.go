@@ -1,0 +1,53 @@
+package ingest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/store"
+)
+
+// A publish stores the release's card, computed from the manifest verify parsed.
+func TestPublishStoresCard(t *testing.T) {
+	ctx := context.Background()
+	s := newPublishService(t, publishList(), Config{})
+	publishOK(t, s, "acme-hello", "1.0.0", "Says hello")
+	rel, err := s.Store().Release(ctx, "acme-hello", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &store.Card{Kind: "plugin", Name: "Hello", Description: "Says hello", Author: "Acme", Categories: []string{"tools"},
+		APIVersion: 2, Platforms: []string{"linux-amd64"}}
+	if diff := cmp.Diff(want, rel.Card); diff != "" {
+		t.Errorf("stored card (-want +got):\n%s", diff)
+	}
+}
+
+// Releases stored before cards existed get theirs at the first start, computed once from
+// the manifest; a manifest that no longer parses is skipped, not retried forever, and does
+// not keep the others from theirs.
+func TestBackfillCardsOnce(t *testing.T) {
+	ctx := context.Background()
+	st := MustStore(t, t.TempDir())
+	insertBroken(t, st) // the lowest id: the backfill must get past it
+	insertStored(t, st, "acme-hello", "id: acme-hello\napi_version: 1\nversion: 1.0.0\ndescription: Hi\nauthor: Acme\n")
+	svc := MustService(t, st, Config{})
+	t.Cleanup(svc.Close)
+	_ = svc.Rebuild(ctx) // refused: acme-broken is listed and cannot be read
+	rel, err := st.Release(ctx, "acme-hello", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &store.Card{Kind: "plugin", Name: "Acme Hello", Description: "Hi", Author: "Acme", APIVersion: 1}
+	if diff := cmp.Diff(want, rel.Card); diff != "" {
+		t.Errorf("backfilled card (-want +got):\n%s", diff)
+	}
+	if broken, _ := st.Release(ctx, "acme-broken", "1.0.0"); broken.Card != nil {
+		t.Errorf("acme-broken got a card from a manifest that does not parse: %+v", broken.Card)
+	}
+	if n, err := svc.BackfillCards(ctx); err != nil || n != 0 {
+		t.Errorf("second backfill wrote %d cards (err %v), want 0: cards are computed once", n, err)
+	}
+}
