@@ -39,20 +39,92 @@ func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM search"); err != nil {
 			return fmt.Errorf("store: clear search: %w", err)
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (id, name, description, author, categories, kind, updated_at, downloads)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return fmt.Errorf("store: search insert: %w", err)
-		}
-		defer stmt.Close()
-		for _, d := range docs {
-			if _, err := stmt.ExecContext(ctx, d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
-				d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
-				return fmt.Errorf("store: search insert %s: %w", d.ID, err)
-			}
-		}
-		return nil
+		return insertSearchRows(ctx, tx, docs)
 	})
+}
+
+// UpsertSearch inserts the rows of docs, replacing any row already there for the same id,
+// in one transaction: an incremental build changes the rows of the packages it touched and
+// leaves the others alone (ReplaceSearch is for full rebuilds).
+func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
+	docs = lastPerID(docs)
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		ids := make([]string, len(docs))
+		for i, d := range docs {
+			ids[i] = d.ID
+		}
+		if err := deleteSearchRows(ctx, tx, ids); err != nil {
+			return err
+		}
+		return insertSearchRows(ctx, tx, docs)
+	})
+}
+
+// lastPerID keeps the last doc of each id, in order: one row per package, as a sequence of
+// single upserts would leave.
+func lastPerID(docs []SearchDoc) []SearchDoc {
+	last := make(map[string]int, len(docs))
+	for i, d := range docs {
+		last[d.ID] = i
+	}
+	out := make([]SearchDoc, 0, len(last))
+	for i, d := range docs {
+		if last[d.ID] == i {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// DeleteSearch removes the rows of ids (an id without a row is not an error), in one
+// transaction.
+func (s *Store) DeleteSearch(ctx context.Context, ids []string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error { return deleteSearchRows(ctx, tx, ids) })
+}
+
+// insertSearchRows inserts one row per doc.
+func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (id, name, description, author, categories, kind, updated_at, downloads)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("store: search insert: %w", err)
+	}
+	defer stmt.Close()
+	for _, d := range docs {
+		if _, err := stmt.ExecContext(ctx, d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
+			d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
+			return fmt.Errorf("store: search insert %s: %w", d.ID, err)
+		}
+	}
+	return nil
+}
+
+// deleteSearchRows deletes the rows whose id is one of ids. The search table is FTS5 (no
+// index on id equality), so each id is found through the full-text index of its own
+// column (the phrase of its words) and then compared exactly: the cost is that of a
+// lookup, not a scan of the catalogue.
+func deleteSearchRows(ctx context.Context, tx *sql.Tx, ids []string) error {
+	for _, id := range ids {
+		query, args := "DELETE FROM search WHERE id = ?", []any{id}
+		if phrase := idPhrase(id); phrase != "" {
+			query = "DELETE FROM search WHERE rowid IN (SELECT rowid FROM search WHERE search MATCH ? AND id = ?)"
+			args = []any{phrase, id}
+		}
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("store: search delete %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// idPhrase is an FTS5 query matching rows whose id column holds the words of id in order
+// ("" when id has no word: the caller then compares every row).
+func idPhrase(id string) string {
+	words := strings.FieldsFunc(id, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) == 0 {
+		return ""
+	}
+	return `id : "` + strings.Join(words, " ") + `"`
 }
 
 // searchWhere is the WHERE condition of q (its free text, kind and category) and its
