@@ -70,6 +70,11 @@ type Plugin struct {
 	Official         bool
 	VersionsURL      string       // omitted when empty
 	Deprecated       *Deprecation // nil: null
+	// APIVersion is the manifest's api_version (0: omitted); Platforms the "<goos>-<goarch>"
+	// of its executables (never null; empty: no executable, a UI or web-app-only package).
+	// Both are additive, for hosts that filter by what they can install.
+	APIVersion int
+	Platforms  []string
 }
 
 // Publisher is Kandev's publisher evidence, emitted with schema_version 1. The ids are the
@@ -144,6 +149,8 @@ type kandevEntry struct {
 	Official         bool            `json:"official"`
 	VersionsURL      string          `json:"versions_url,omitempty"`
 	Deprecated       *Deprecation    `json:"deprecated"`
+	APIVersion       int             `json:"api_version,omitempty"`
+	Platforms        []string        `json:"platforms"`
 }
 
 type publisherJSON struct {
@@ -239,7 +246,7 @@ func kandevEntryOf(p Plugin) (kandevEntry, error) {
 		Previews: nonNil(p.Previews), Stars: p.Stars, UpdatedAt: nullableTime(p.UpdatedAt),
 		Downloads: p.Downloads, Signature: signatureOf(p.Signature),
 		Featured: p.Featured, Official: p.Official, VersionsURL: p.VersionsURL,
-		Deprecated: p.Deprecated,
+		Deprecated: p.Deprecated, APIVersion: p.APIVersion, Platforms: nonNil(p.Platforms),
 	}, nil
 }
 

@@ -1,0 +1,373 @@
+package index
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Orders in which a partial document chooses entries, after official and featured ones.
+const (
+	OrderDownloads = "downloads" // most downloaded first
+	OrderRecent    = "recent"    // most recently updated first
+)
+
+// DefaultDescriptionMax is how many runes of a description a compact entry keeps.
+const DefaultDescriptionMax = 200
+
+// Ellipsis marks a description a compact entry cut.
+const Ellipsis = "…"
+
+// Modes of a fitted document.
+const (
+	ModeFull     = "full"     // every entry, every field
+	ModeCompact  = "compact"  // every entry, optional fields moved out (EncodeKandev)
+	ModeSelected = "selected" // compact entries chosen by rank until the limit
+)
+
+// ErrNoFit means not even one compact entry fits the limit: the limit is too small for any
+// document (every entry's fields are bounded, so 5 MiB always holds one).
+var ErrNoFit = errors.New("index: the size limit is too small for any document")
+
+// Policy decides what an index document holds when the catalogue does not fit the host
+// limit (docs/index-at-scale.md): full entries if they fit, else compact entries, else
+// compact entries chosen by rank (official, featured, then Order) until the limit.
+type Policy struct {
+	Limit          int    // bytes a document may have; 0: MaxKandevSize
+	Order          string // OrderDownloads (default) or OrderRecent
+	DescriptionMax int    // runes a compact description keeps; 0: DefaultDescriptionMax
+	// BaseURL prefixes the absolute URLs a document names: shards (BaseURL + ShardPath +
+	// "/" + name) and compact entries' details_url (BaseURL + "/api/v1/index/{id}.json").
+	BaseURL   string
+	ShardPath string // where shards are served; "" : "/index"
+}
+
+func (p Policy) limit() int {
+	if p.Limit <= 0 {
+		return MaxKandevSize
+	}
+	return p.Limit
+}
+
+func (p Policy) order() string {
+	if p.Order == OrderRecent {
+		return OrderRecent
+	}
+	return OrderDownloads
+}
+
+func (p Policy) descriptionMax() int {
+	if p.DescriptionMax <= 0 {
+		return DefaultDescriptionMax
+	}
+	return p.DescriptionMax
+}
+
+// ShardURL is the absolute URL of the shard named name ("tools.json", "all.a.json").
+func (p Policy) ShardURL(name string) string {
+	path := p.ShardPath
+	if path == "" {
+		path = "/index"
+	}
+	return p.BaseURL + path + "/" + name
+}
+
+// Encoded is one entry serialised in both forms, with what ranking and sharding need.
+// Encoded values are immutable once made: caches keep them and documents share them.
+type Encoded struct {
+	ID         string
+	Categories []string
+	Official   bool
+	Featured   bool
+	Downloads  int64
+	UpdatedAt  time.Time
+	Full       []byte // every field
+	Compact    []byte // the policy's compact form
+}
+
+// Partial is the top-level "partial" object of a document that does not hold every entry
+// in full: hosts ignore it (an unknown field); operators and tools read where the rest is.
+type Partial struct {
+	Total          int      `json:"total"`  // entries in the catalogue (of this document's scope)
+	Listed         int      `json:"listed"` // entries in this document
+	Policy         string   `json:"policy"` // ModeCompact or ModeSelected
+	Order          string   `json:"order"`
+	DescriptionMax int      `json:"description_max"`
+	Shards         []string `json:"shards"`                    // id shards: together, every entry in full
+	CategoryShards []string `json:"category_shards,omitempty"` // one per category
+}
+
+// Header is what a document says of itself, before its entries.
+type Header struct {
+	Serial      int64
+	GeneratedAt time.Time
+	Source      Source // Kandev documents only
+}
+
+// Shard is one shard document.
+type Shard struct {
+	Name    string // "tools.json" (a category) or "all.{prefix}.json" (ids with that prefix)
+	URL     string
+	Body    []byte
+	Entries int
+	Mode    string
+	IDs     []string // for id shards: the ids it holds, sorted
+}
+
+// Fitted is a Kandev and a Curupira document within the policy's limit, with the shards
+// that hold every entry.
+type Fitted struct {
+	Kandev         []byte
+	KandevMode     string
+	Listed, Total  int
+	Curupira       []byte
+	CurupiraMode   string
+	Shards         []Shard // id shards first (sorted by name), then category shards
+	IDShards       int     // how many of Shards are id shards
+	Partial        bool    // Kandev is not ModeFull
+	CurupiraListed int
+}
+
+// Fit builds the documents of s under p: the Kandev document, its shards and the Curupira
+// document, each at most p's limit. It is what the registry's own rebuild does, for callers
+// that hold a whole snapshot (host-aware documents). ErrNoFit when the limit holds no entry.
+func Fit(p Policy, s Snapshot) (Fitted, error) {
+	if s.GeneratedAt.IsZero() {
+		return Fitted{}, errors.New("index: fit: GeneratedAt is zero")
+	}
+	plugins := make([]*Encoded, 0, len(s.Plugins))
+	for _, pl := range s.Plugins {
+		e, err := EncodePlugin(pl, p)
+		if err != nil {
+			return Fitted{}, fmt.Errorf("index: fit: %w", err)
+		}
+		plugins = append(plugins, e)
+	}
+	exts := make([]*Encoded, 0, len(s.Extensions))
+	for _, x := range s.Extensions {
+		e, err := EncodeExtension(x, p)
+		if err != nil {
+			return Fitted{}, fmt.Errorf("index: fit: %w", err)
+		}
+		exts = append(exts, e)
+	}
+	set, err := NewSet(p.order(), plugins)
+	if err != nil {
+		return Fitted{}, fmt.Errorf("index: fit: %w", err)
+	}
+	xset, err := NewSet(p.order(), exts)
+	if err != nil {
+		return Fitted{}, fmt.Errorf("index: fit: %w", err)
+	}
+	h := Header{Serial: s.Serial, GeneratedAt: s.GeneratedAt, Source: s.Source}
+	var f Fitted
+	if f.Shards, err = BuildShards(p, h, set); err != nil {
+		return Fitted{}, err
+	}
+	for _, sh := range f.Shards {
+		if strings.HasPrefix(sh.Name, "all.") || sh.Name == "all.json" {
+			f.IDShards++
+		}
+	}
+	main, err := FitKandev(p, h, set, f.Shards)
+	if err != nil {
+		return Fitted{}, err
+	}
+	f.Kandev, f.KandevMode, f.Listed, f.Total, f.Partial = main.Body, main.Mode, main.Listed, set.Len(), main.Mode != ModeFull
+	cd, err := FitCurupira(p, h, xset)
+	if err != nil {
+		return Fitted{}, err
+	}
+	f.Curupira, f.CurupiraMode, f.CurupiraListed = cd.Body, cd.Mode, cd.Listed
+	return f, nil
+}
+
+// Doc is one fitted document.
+type Doc struct {
+	Body   []byte
+	Mode   string
+	Listed int
+}
+
+// FitKandev fits the entries of set into one Kandev document under p; shards (from
+// BuildShards) are named in its partial object when it is not full.
+func FitKandev(p Policy, h Header, set *Set, shards []Shard) (Doc, error) {
+	var ids, cats []string
+	for _, sh := range shards {
+		if isIDShard(sh.Name) {
+			ids = append(ids, sh.URL)
+		} else {
+			cats = append(cats, sh.URL)
+		}
+	}
+	return fitDoc(p, kandevHead(h), set.ByID(), set.ByRank, set.Len(), ids, cats)
+}
+
+// FitCurupira fits the extensions of set into one Curupira document under p. Extensions
+// have no shards: a partial Curupira document names none.
+func FitCurupira(p Policy, h Header, set *Set) (Doc, error) {
+	return fitDoc(p, curupiraHead(h), set.ByID(), set.ByRank, set.Len(), []string{}, nil)
+}
+
+// fitDoc applies the policy to entries (sorted by id; ranked returns them by rank).
+func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded, total int, shards, cats []string) (Doc, error) {
+	limit := p.limit()
+	size := len(head) + len(`]}`)
+	for i, e := range entries {
+		size += len(e.Full) + min(i, 1)
+	}
+	if size <= limit {
+		return Doc{Body: assemble(head, entries, false, nil), Mode: ModeFull, Listed: len(entries)}, nil
+	}
+	part := Partial{Total: total, Listed: total, Policy: ModeCompact, Order: p.order(), DescriptionMax: p.descriptionMax(),
+		Shards: shards, CategoryShards: cats}
+	tail, err := partialTail(part)
+	if err != nil {
+		return Doc{}, err
+	}
+	size = len(head) + len(tail)
+	for i, e := range entries {
+		size += len(e.Compact) + min(i, 1)
+	}
+	if size <= limit {
+		return Doc{Body: assemble(head, entries, true, tail), Mode: ModeCompact, Listed: len(entries)}, nil
+	}
+	part.Policy = ModeSelected
+	if tail, err = partialTail(part); err != nil { // listed = total: the longest it can be
+		return Doc{}, err
+	}
+	budget := limit - len(head) - len(tail)
+	var chosen []*Encoded
+	for _, e := range ranked() {
+		need := len(e.Compact) + min(len(chosen), 1)
+		if need > budget {
+			break
+		}
+		budget -= need
+		chosen = append(chosen, e)
+	}
+	if len(chosen) == 0 && total > 0 {
+		return Doc{}, fmt.Errorf("%w: a %d-byte limit holds no entry (the smallest document with one is over it); raise --index-max-bytes", ErrNoFit, limit)
+	}
+	if budget < 0 {
+		return Doc{}, fmt.Errorf("%w: a %d-byte limit does not hold even the document's header and partial object", ErrNoFit, limit)
+	}
+	slices.SortFunc(chosen, func(a, b *Encoded) int { return strings.Compare(a.ID, b.ID) })
+	part.Listed = len(chosen)
+	if tail, err = partialTail(part); err != nil {
+		return Doc{}, err
+	}
+	return Doc{Body: assemble(head, chosen, true, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
+}
+
+// assemble joins a document: head, the entries' bytes separated by commas, then "]" and
+// tail (which closes the object), or "]}" without one.
+func assemble(head []byte, entries []*Encoded, compact bool, tail []byte) []byte {
+	n := len(head) + 2 + len(tail)
+	for _, e := range entries {
+		n += len(e.bytes(compact)) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, head...)
+	for i, e := range entries {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e.bytes(compact)...)
+	}
+	out = append(out, ']')
+	if tail == nil {
+		return append(out, '}')
+	}
+	return append(out, tail...)
+}
+
+func (e *Encoded) bytes(compact bool) []byte {
+	if compact {
+		return e.Compact
+	}
+	return e.Full
+}
+
+// partialTail is `,"partial":{…}}`: the rest of a partial document after its entries.
+func partialTail(p Partial) ([]byte, error) {
+	if p.Shards == nil {
+		p.Shards = []string{}
+	}
+	b, err := marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("index: partial: %w", err)
+	}
+	out := append([]byte(`,"partial":`), b...)
+	return append(out, '}'), nil
+}
+
+func kandevHead(h Header) []byte {
+	src, _ := marshal(h.Source) // two strings: cannot fail
+	var b []byte
+	b = append(b, `{"schema_version":1,"generated_at":"`...)
+	b = append(b, formatTime(h.GeneratedAt)...)
+	b = append(b, `","source":`...)
+	b = append(b, src...)
+	b = append(b, `,"serial":`...)
+	b = strconv.AppendInt(b, h.Serial, 10)
+	return append(b, `,"plugins":[`...)
+}
+
+func curupiraHead(h Header) []byte {
+	var b []byte
+	b = append(b, `{"schema_version":1,"generated_at":"`...)
+	b = append(b, formatTime(h.GeneratedAt)...)
+	b = append(b, `","serial":`...)
+	b = strconv.AppendInt(b, h.Serial, 10)
+	return append(b, `,"extensions":[`...)
+}
+
+// rankCompare orders entries for selection: official, then featured, then by order
+// (downloads or recent), then by id.
+func rankCompare(order string) func(a, b *Encoded) int {
+	return func(a, b *Encoded) int {
+		if a.Official != b.Official {
+			return boolFirst(a.Official)
+		}
+		if a.Featured != b.Featured {
+			return boolFirst(a.Featured)
+		}
+		if order == OrderRecent {
+			if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+				return c
+			}
+		} else if c := cmp.Compare(b.Downloads, a.Downloads); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	}
+}
+
+func boolFirst(a bool) int {
+	if a {
+		return -1
+	}
+	return 1
+}
+
+// TruncateRunes cuts s to at most max runes, ending it with Ellipsis (counted in max) when
+// it was cut.
+func TruncateRunes(s string, max int) string {
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			if utf8.RuneCountInString(s[i:]) > 1 {
+				return s[:i] + Ellipsis
+			}
+			return s
+		}
+		n++
+	}
+	return s
+}

@@ -1,0 +1,81 @@
+package index
+
+import "fmt"
+
+// compactEntry is a Kandev entry in compact form: every field the contract (§1) names,
+// the description cut to the policy's rune budget, the cover preview only, and of the
+// registry's additive fields only what hosts filter by (api_version, platforms) and where
+// the rest is (details_url, the per-plugin document).
+type compactEntry struct {
+	ID               string          `json:"id"`
+	Kind             string          `json:"kind"`
+	Name             string          `json:"name"`
+	Description      string          `json:"description"`
+	Author           string          `json:"author"`
+	Categories       []string        `json:"categories"`
+	IconURL          *string         `json:"icon_url"`
+	RepoURL          string          `json:"repo_url"`
+	Version          string          `json:"version"`
+	MinKandevVersion *string         `json:"min_kandev_version"`
+	License          string          `json:"license,omitempty"`
+	PackageURL       string          `json:"package_url"`
+	PackageSHA256    *string         `json:"package_sha256"`
+	Publisher        *publisherJSON  `json:"publisher,omitempty"`
+	Permissions      *permissionJSON `json:"permissions,omitempty"`
+	Previews         []Preview       `json:"previews"`
+	Stars            *int            `json:"stars"`
+	UpdatedAt        *string         `json:"updated_at"`
+	APIVersion       int             `json:"api_version,omitempty"`
+	Platforms        []string        `json:"platforms"`
+	DetailsURL       string          `json:"details_url,omitempty"`
+}
+
+// EncodePlugin serialises one Kandev entry in full and compact form under p.
+func EncodePlugin(pl Plugin, p Policy) (*Encoded, error) {
+	e, err := kandevEntryOf(pl)
+	if err != nil {
+		return nil, err
+	}
+	full, err := marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", pl.ID, err)
+	}
+	c := compactEntry{ID: e.ID, Kind: e.Kind, Name: e.Name, Description: TruncateRunes(e.Description, p.descriptionMax()),
+		Author: e.Author, Categories: e.Categories, IconURL: e.IconURL, RepoURL: e.RepoURL, Version: e.Version,
+		MinKandevVersion: e.MinKandevVersion, License: e.License, PackageURL: e.PackageURL, PackageSHA256: e.PackageSHA256,
+		Publisher: e.Publisher, Permissions: e.Permissions, Previews: e.Previews[:min(len(e.Previews), 1)], Stars: e.Stars,
+		UpdatedAt: e.UpdatedAt, APIVersion: e.APIVersion, Platforms: e.Platforms}
+	if p.BaseURL != "" {
+		c.DetailsURL = p.BaseURL + "/api/v1/index/" + e.ID + ".json"
+	}
+	compact, err := marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", pl.ID, err)
+	}
+	return &Encoded{ID: e.ID, Categories: e.Categories, Official: pl.Official, Featured: pl.Featured, Downloads: pl.Downloads,
+		UpdatedAt: pl.UpdatedAt, Full: full, Compact: compact}, nil
+}
+
+// EncodeExtension serialises one Curupira entry in full and compact form (the description
+// cut, the signature summary left to the per-package document).
+func EncodeExtension(x Extension, p Policy) (*Encoded, error) {
+	if x.Name == "" {
+		return nil, fmt.Errorf("an extension has an empty name")
+	}
+	e := curupiraEntry{
+		Name: x.Name, Version: x.Version, Description: x.Description,
+		TriggerTypes: nonNil(x.TriggerTypes), Runtime: x.Runtime, ProtocolVersion: x.ProtocolVersion,
+		Launch: x.Launch, PackageURL: x.PackageURL, PackageSHA256: nullable(x.PackageSHA256),
+		RepoURL: x.RepoURL, Signature: signatureOf(x.Signature), UpdatedAt: nullableTime(x.UpdatedAt),
+	}
+	full, err := marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("extension %q: %w", x.Name, err)
+	}
+	e.Description, e.Signature = TruncateRunes(e.Description, p.descriptionMax()), nil
+	compact, err := marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("extension %q: %w", x.Name, err)
+	}
+	return &Encoded{ID: x.Name, UpdatedAt: x.UpdatedAt, Full: full, Compact: compact}, nil
+}

@@ -1,0 +1,252 @@
+package index_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/index"
+)
+
+// syntheticSnapshot is n plugins with descriptions of desc runes, two categories each, and
+// one canvas in every 50 (with its previews and permissions).
+func syntheticSnapshot(n, desc int) index.Snapshot {
+	at := time.Date(2026, 9, 18, 6, 0, 12, 0, time.UTC)
+	s := index.Snapshot{Serial: 9, GeneratedAt: at, Source: index.Source{Name: "Synthetic", URL: "https://r.example/index.json"}}
+	cats := []string{"tools", "connector", "automation", "analytics"}
+	for i := range n {
+		id := fmt.Sprintf("p%05d-%s", (i*7919)%100000, strings.Repeat("x", i%5))
+		p := index.Plugin{ID: id, Version: "1.0.0", Description: strings.Repeat("é", desc), Author: "Acme",
+			Categories: []string{cats[i%4], cats[(i+1)%4]}, RepoURL: "https://github.com/acme/" + id,
+			PackageURL: "https://r.example/packages/" + id + "/" + id + "-1.0.0.tar.gz", PackageSHA256: sha,
+			UpdatedAt: at.Add(-time.Duration(i) * time.Minute), Downloads: int64(i % 1000), Featured: i%97 == 0, Official: i%211 == 0,
+			APIVersion: 2, Platforms: []string{"linux-amd64"}}
+		if i%50 == 0 {
+			p.Kind = index.KindCanvas
+			p.Permissions = &index.Permissions{Reads: []string{"tasks"}}
+			p.Previews = []index.Preview{{URL: "https://cdn.example.com/a.png", Alt: "A"}, {URL: "https://cdn.example.com/b.png", Alt: "B"}}
+		}
+		s.Plugins = append(s.Plugins, p)
+	}
+	return s
+}
+
+type docShape struct {
+	Plugins []map[string]any `json:"plugins"`
+	Partial *index.Partial   `json:"partial"`
+}
+
+func decodeDoc(t *testing.T, name string, body []byte) docShape {
+	t.Helper()
+	var d docShape
+	if err := json.Unmarshal(body, &d); err != nil {
+		t.Fatalf("%s is not JSON: %v", name, err)
+	}
+	return d
+}
+
+// At any catalogue size every document is within the limit, every entry is in exactly one
+// id shard (so the id shards together are the catalogue), the partial object appears only
+// when the document does not hold every entry in full, and it names every shard built.
+func TestFitAtScale(t *testing.T) {
+	for _, tc := range []struct {
+		n       int
+		partial bool
+	}{{100, false}, {10_000, true}, {50_000, true}} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			s := syntheticSnapshot(tc.n, 120)
+			p := index.Policy{Limit: 5 << 20, BaseURL: "https://r.example"}
+			f, err := index.Fit(p, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Kandev) > p.Limit {
+				t.Errorf("index.json is %d bytes, over the %d limit", len(f.Kandev), p.Limit)
+			}
+			main := decodeDoc(t, "index.json", f.Kandev)
+			if (main.Partial != nil) != tc.partial || f.Partial != tc.partial {
+				t.Fatalf("partial = %v (Fitted %v), want %v", main.Partial != nil, f.Partial, tc.partial)
+			}
+			seen := map[string]int{}
+			var idURLs, catURLs []string
+			for _, sh := range f.Shards {
+				if len(sh.Body) > p.Limit {
+					t.Errorf("%s is %d bytes, over the limit", sh.Name, len(sh.Body))
+				}
+				d := decodeDoc(t, sh.Name, sh.Body)
+				if !strings.HasPrefix(sh.Name, "all.") {
+					catURLs = append(catURLs, sh.URL)
+					continue
+				}
+				idURLs = append(idURLs, sh.URL)
+				if d.Partial != nil {
+					t.Errorf("id shard %s is partial (%+v): id shards hold their entries in full", sh.Name, d.Partial)
+				}
+				for _, e := range d.Plugins {
+					seen[e["id"].(string)]++
+				}
+			}
+			for _, pl := range s.Plugins {
+				if seen[pl.ID] != 1 {
+					t.Errorf("%s is in %d id shards, want exactly 1", pl.ID, seen[pl.ID])
+				}
+			}
+			if len(seen) != len(s.Plugins) {
+				t.Errorf("id shards hold %d ids, the catalogue %d", len(seen), len(s.Plugins))
+			}
+			if main.Partial == nil {
+				if len(main.Plugins) != tc.n {
+					t.Errorf("full index.json lists %d of %d", len(main.Plugins), tc.n)
+				}
+				return
+			}
+			if diff := cmp.Diff(idURLs, main.Partial.Shards); diff != "" {
+				t.Errorf("partial.shards are not the id shards built (-built +named):\n%s", diff)
+			}
+			if diff := cmp.Diff(catURLs, main.Partial.CategoryShards); diff != "" {
+				t.Errorf("partial.category_shards are not the category shards built (-built +named):\n%s", diff)
+			}
+			if main.Partial.Total != tc.n || main.Partial.Listed != len(main.Plugins) {
+				t.Errorf("partial says %d of %d, the document lists %d of %d", main.Partial.Listed, main.Partial.Total, len(main.Plugins), tc.n)
+			}
+		})
+	}
+}
+
+// Over the limit, compact entries come first: every entry stays, descriptions are cut to
+// the rune budget with the marker, the cover preview only, registry-only fields dropped,
+// and what the contract requires of a canvas (previews, package_sha256, permissions) kept.
+func TestFitCompact(t *testing.T) {
+	s := syntheticSnapshot(200, 400)
+	full, err := index.Fit(index.Policy{}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := index.Policy{Limit: len(full.Kandev) - 1, DescriptionMax: 50, BaseURL: "https://r.example"}
+	f, err := index.Fit(p, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.KandevMode != index.ModeCompact {
+		t.Fatalf("mode %s, want compact", f.KandevMode)
+	}
+	d := decodeDoc(t, "index.json", f.Kandev)
+	if len(d.Plugins) != 200 || d.Partial == nil || d.Partial.Policy != index.ModeCompact || d.Partial.Listed != 200 {
+		t.Fatalf("compact document lists %d, partial %+v", len(d.Plugins), d.Partial)
+	}
+	for _, e := range d.Plugins {
+		desc := e["description"].(string)
+		if n := len([]rune(desc)); n != 50 || !strings.HasSuffix(desc, index.Ellipsis) {
+			t.Errorf("%s: description of %d runes %q, want 50 ending in %q", e["id"], n, desc, index.Ellipsis)
+		}
+		for _, gone := range []string{"downloads", "signature", "featured", "official", "deprecated", "versions_url"} {
+			if _, ok := e[gone]; ok {
+				t.Errorf("%s: compact entry keeps %s", e["id"], gone)
+			}
+		}
+		if e["details_url"] != "https://r.example/api/v1/index/"+e["id"].(string)+".json" {
+			t.Errorf("%s: details_url %v", e["id"], e["details_url"])
+		}
+		if e["kind"] == index.KindCanvas {
+			if pv := e["previews"].([]any); len(pv) != 1 {
+				t.Errorf("%s: canvas keeps %d previews, want the cover only", e["id"], len(pv))
+			}
+			if e["package_sha256"] != sha || e["permissions"] == nil {
+				t.Errorf("%s: canvas lost package_sha256 or permissions: %v", e["id"], e)
+			}
+		}
+	}
+	if probs := index.CheckKandev(f.Kandev); probs.HasErrors() {
+		t.Errorf("a compact document fails the host checks: %v", probs)
+	}
+}
+
+// When compact entries do not fit either, entries are chosen by rank: official, then
+// featured, then the order (downloads or recent).
+func TestFitSelectedByRank(t *testing.T) {
+	s := syntheticSnapshot(2000, 100)
+	for _, order := range []string{index.OrderDownloads, index.OrderRecent} {
+		t.Run(order, func(t *testing.T) {
+			p := index.Policy{Limit: 64 << 10, Order: order}
+			f, err := index.Fit(p, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := decodeDoc(t, "index.json", f.Kandev)
+			if f.KandevMode != index.ModeSelected || d.Partial.Policy != index.ModeSelected || len(f.Kandev) > p.Limit {
+				t.Fatalf("mode %s (%d bytes), partial %+v", f.KandevMode, len(f.Kandev), d.Partial)
+			}
+			listed := map[string]bool{}
+			for _, e := range d.Plugins {
+				listed[e["id"].(string)] = true
+			}
+			ranked := slices.Clone(s.Plugins)
+			slices.SortStableFunc(ranked, func(a, b index.Plugin) int {
+				key := func(p index.Plugin) []int64 {
+					k := []int64{boolKey(p.Official), boolKey(p.Featured), -p.Downloads}
+					if order == index.OrderRecent {
+						k[2] = -p.UpdatedAt.Unix()
+					}
+					return k
+				}
+				if c := slices.Compare(key(a), key(b)); c != 0 {
+					return c
+				}
+				return strings.Compare(a.ID, b.ID)
+			})
+			for i, pl := range ranked {
+				if listed[pl.ID] != (i < len(d.Plugins)) {
+					t.Fatalf("rank %d (%s, official %v, featured %v) listed = %v with %d listed", i, pl.ID, pl.Official, pl.Featured, listed[pl.ID], len(d.Plugins))
+				}
+			}
+		})
+	}
+}
+
+func boolKey(b bool) int64 {
+	if b {
+		return 0
+	}
+	return 1
+}
+
+// A document that fits is byte for byte what BuildKandev renders: no partial object, no
+// change for catalogues that always fitted.
+func TestFitFullIsBuildKandev(t *testing.T) {
+	s := demoSnapshot()
+	want, err := index.BuildKandev(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := index.Fit(index.Policy{}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(f.Kandev)); diff != "" {
+		t.Errorf("Fit (-BuildKandev +Fit):\n%s", diff)
+	}
+	wantC, _ := index.BuildCurupira(s)
+	if diff := cmp.Diff(string(wantC), string(f.Curupira)); diff != "" {
+		t.Errorf("Fit curupira (-BuildCurupira +Fit):\n%s", diff)
+	}
+}
+
+// A limit no entry fits is an error, never an empty or oversized document.
+func TestFitNoFit(t *testing.T) {
+	if _, err := index.Fit(index.Policy{Limit: 100}, syntheticSnapshot(3, 10)); err == nil {
+		t.Fatal("Fit under a 100-byte limit succeeded")
+	}
+}
+
+func TestTruncateRunes(t *testing.T) {
+	for in, want := range map[string]string{"abc": "abc", "abcd": "abcd", "abcde": "abc…", "ééééé": "ééé…", "": ""} {
+		if got := index.TruncateRunes(in, 4); got != want {
+			t.Errorf("TruncateRunes(%q, 4) = %q, want %q", in, got, want)
+		}
+	}
+}
