@@ -22,6 +22,8 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"time"
+
+	"github.com/pluginyard/registry/bench/load/nginx"
 )
 
 // options bound every phase by count and by time.
@@ -101,13 +103,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 }
 
 func compareNginx(ctx context.Context, o options, dir string, index []byte, regRes *stats, out io.Writer) error {
-	ng, err := startNginx(ctx, o.nginx, dir, index)
+	ng, err := nginx.Start(ctx, o.nginx, dir, nginx.Options{Files: map[string][]byte{"index.json": index}, Probe: "/index.json"})
 	if err != nil {
 		return err
 	}
-	defer ng.stop()
-	ngRes := measureIndex(ctx, o, ng.url+"/index.json", len(index))
-	printPhase(out, "(b) nginx "+ng.version+" /index.json (same bytes, from disk)", ngRes)
+	defer ng.Stop()
+	ngRes := measureIndex(ctx, o, ng.URL+"/index.json", len(index))
+	printPhase(out, "(b) nginx "+ng.Version+" /index.json (same bytes, from disk)", ngRes)
 	ratio := regRes.rps() / ngRes.rps()
 	verdict := "meets"
 	if ratio < 0.8 {

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pluginyard/registry/bench/catalog"
+	"github.com/pluginyard/registry/bench/load/nginx"
+)
+
+// queue holds the packages the publish phases upload: new versions (1.1.j) of plugins
+// spread over the catalogue, written to files so the baseline runs on the same bytes.
+type queue struct {
+	files []string
+	data  [][]byte
+	next  atomic.Int64
+}
+
+func newQueue(dir string, n, count int, key ed25519.PrivateKey) (*queue, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	q := &queue{}
+	for j := range count {
+		i, v := (j*7919)%n, fmt.Sprintf("1.1.%d", j)
+		data, err := catalog.Package(i, v, key)
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, catalog.FileName(i, v))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return nil, err
+		}
+		q.files, q.data = append(q.files, p), append(q.data, data)
+	}
+	return q, nil
+}
+
+// publish uploads package k of the queue and wants 201.
+func (q *queue) publish(ctx context.Context, c *http.Client, base string, k int) (int64, error) {
+	if k >= len(q.files) {
+		return 0, fmt.Errorf("publish queue exhausted")
+	}
+	status, body, err := catalog.Post(ctx, c, base, adminToken, filepath.Base(q.files[k]), q.data[k])
+	if err == nil && status != http.StatusCreated {
+		err = fmt.Errorf("publish: status %d: %.200s", status, body)
+	}
+	return int64(len(q.data[k])), err
+}
+
+func (r *result) measureServer(ctx context.Context, o options, dir string, srv *server, q *queue, out io.Writer) {
+	plain := newClient(16, false)
+	defer plain.CloseIdleConnections()
+	idx, err := fetch(ctx, plain, srv.url+"/index.json", false)
+	if err != nil {
+		r.fail("index.json", err)
+		return
+	}
+	gz, err := fetch(ctx, plain, srv.url+"/index.json", true)
+	if err != nil {
+		r.fail("index.json gzip", err)
+		return
+	}
+	r.indexBytes, r.gzBytes = int64(len(idx)), int64(len(gz))
+	fmt.Fprintf(out, "index.json %d bytes, gzip %d bytes\n", len(idx), len(gz))
+
+	r.measurePages(ctx, o, srv, plain, out)
+	r.measureGzip(ctx, o, dir, srv, idx, gz, out)
+
+	// Readers of /index.json alone, then with one continuous publisher.
+	reader := func(ctx context.Context, _ int) (int64, error) { return get(ctx, plain, srv.url+"/index.json", false) }
+	r.readers = run(ctx, o.readers, 1<<30, o.duration, reader)
+	pubCtx, stopPub := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	pub := &stats{}
+	wg.Go(func() {
+		c := newClient(1, false)
+		t0 := time.Now()
+		for k := 2 * o.publishes; k < 2*o.publishes+o.readerPubs && pubCtx.Err() == nil; k++ {
+			s := time.Now()
+			n, err := q.publish(pubCtx, c, srv.url, k)
+			if pubCtx.Err() != nil {
+				break
+			}
+			pub.add(time.Since(s), n, err)
+		}
+		pub.elapsed = time.Since(t0)
+	})
+	time.Sleep(200 * time.Millisecond) // the publisher's first request is in flight
+	r.readersPub = run(ctx, o.readers, 1<<30, o.duration, reader)
+	busy := pubCtx.Err() == nil && pub.n < int64(o.readerPubs) // still publishing when the readers stopped
+	stopPub()
+	wg.Wait()
+	r.pubDuringReaders = pub
+	if !busy {
+		r.fail("readers with a publisher", fmt.Errorf("the publisher ran out of packages (%d) before the readers stopped: raise -reader-publishes", o.readerPubs))
+	}
+	fmt.Fprintf(out, "index.json readers (%d): alone %s; with one publisher %s (publisher: %s)\n", o.readers, r.readers, r.readersPub, pub)
+
+	// Publish latency and throughput with 1, then 16 clients.
+	for _, p := range []struct {
+		clients int
+		from    int
+		dst     **stats
+	}{{1, 0, &r.pub1}, {16, o.publishes, &r.pub16}} {
+		c := newClient(p.clients, false)
+		*p.dst = run(ctx, p.clients, o.publishes, 6*o.duration, func(ctx context.Context, i int) (int64, error) {
+			return q.publish(ctx, c, srv.url, p.from+i)
+		})
+		c.CloseIdleConnections()
+		fmt.Fprintf(out, "publish, %d clients: %s\n", p.clients, *p.dst)
+	}
+	r.peak = srv.procStatus("VmHWM")
+}
+
+func fetch(ctx context.Context, c *http.Client, u string, gz bool) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if gz {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err == nil && res.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: status %d", u, res.StatusCode)
+	}
+	if err == nil && gz && res.Header.Get("Content-Encoding") != "gzip" {
+		err = fmt.Errorf("GET %s with Accept-Encoding gzip: answered %q", u, res.Header.Get("Content-Encoding"))
+	}
+	return b, err
+}
+
+// pages are the listing pages measured, with /healthz of the same process as the floor.
+func pages() []namedStats {
+	return []namedStats{
+		{name: "healthz (floor)", path: "/healthz"},
+		{name: "home", path: "/"},
+		{name: "category", path: "/categories/" + catalog.Categories[0]},
+		{name: "search common word", path: "/?q=" + url.QueryEscape(catalog.CommonWord)},
+		{name: "search topic word", path: "/?q=" + url.QueryEscape(catalog.Words[2])},
+		{name: "publisher", path: "/publishers/" + catalog.Publisher(3)},
+	}
+}
+
+func (r *result) measurePages(ctx context.Context, o options, srv *server, c *http.Client, out io.Writer) {
+	for _, p := range pages() {
+		_, _ = get(ctx, c, srv.url+p.path, false) // warm up
+		p.s = run(ctx, o.pageClients, 5000, o.duration, func(ctx context.Context, _ int) (int64, error) {
+			return get(ctx, c, srv.url+p.path, false)
+		})
+		r.pages = append(r.pages, p)
+		size := int64(0)
+		if p.s.n > 0 {
+			size = p.s.bytes / p.s.n
+		}
+		fmt.Fprintf(out, "page %-20s %-28s %s, %d bytes\n", p.name, p.path, p.s, size)
+	}
+}
+
+// measureGzip loads /index.json with Accept-Encoding: gzip from the registry, then from
+// nginx serving the same gzip bytes with gzip_static.
+func (r *result) measureGzip(ctx context.Context, o options, dir string, srv *server, idx, gz []byte, out io.Writer) {
+	c := newClient(o.readers, false)
+	defer c.CloseIdleConnections()
+	load := func(u string) *stats {
+		return run(ctx, o.readers, 1<<30, o.duration, func(ctx context.Context, _ int) (int64, error) {
+			n, err := get(ctx, c, u, true)
+			if err == nil && n != int64(len(gz)) {
+				err = fmt.Errorf("gzip body %d bytes, want %d", n, len(gz))
+			}
+			return n, err
+		})
+	}
+	r.gzipReg = load(srv.url + "/index.json")
+	fmt.Fprintf(out, "index.json gzip, registry (%d clients): %s\n", o.readers, r.gzipReg)
+	if o.nginx == "" {
+		return
+	}
+	ng, err := nginx.Start(ctx, o.nginx, dir, nginx.Options{Files: map[string][]byte{"index.json": idx, "index.json.gz": gz},
+		GzipStatic: true, Probe: "/index.json"})
+	if err != nil {
+		r.fail("nginx", err)
+		return
+	}
+	defer ng.Stop()
+	r.nginxVersion = ng.Version
+	r.gzipNginx = load(ng.URL + "/index.json")
+	fmt.Fprintf(out, "index.json gzip, nginx %s gzip_static (same bytes): %s\n", ng.Version, r.gzipNginx)
+}
