@@ -27,9 +27,11 @@ type exportFile struct {
 
 // Export writes a static mirror of the registry into dir: index.json,
 // curupira/index.json, their signatures (.sig), the log's checkpoint and tiles (log/), so
-// that `registry log verify` audits the mirror as it would the registry, every package version (yanked ones too, since their exact URLs
-// stay valid) and every listed icon, laid out as the registry serves them, so that any
-// static host or CDN can serve dir at the configured public URL.
+// that `registry log verify` audits the mirror as it would the registry, the per-package
+// documents, their listing and the change feed's pages (api/v1/, see writeFeedFiles), so
+// that tools sync from the mirror as from the registry, every package version (yanked ones
+// too, since their exact URLs stay valid) and every listed icon, laid out as the registry
+// serves them, so that any static host or CDN can serve dir at the configured public URL.
 //
 // dir ends up holding exactly this snapshot: it is written into a fresh sibling folder,
 // every file is read back and checked (packages and icons against the sha256 the store
@@ -117,6 +119,11 @@ func (s *Service) writeSnapshot(ctx context.Context, root string) ([]exportFile,
 		return nil, err
 	}
 	files = append(files, logFiles...)
+	feedFiles, err := s.writeFeedFiles(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, feedFiles...)
 	rels, err := s.store.AllReleases(ctx)
 	if err != nil {
 		return nil, err

@@ -89,7 +89,40 @@ func wantTree(t *testing.T, svc *Service) map[string]string {
 			want["icons/"+r.IconSHA256+"."+r.IconExt] = r.IconSHA256
 		}
 	}
+	for rel, body := range wantFeedFiles(t, svc) {
+		want[rel] = hexSum(body)
+	}
 	return want
+}
+
+// wantFeedFiles are the sync files an export of svc must hold, each the bytes the registry
+// answers at that path: the listing, each listed package's document, and the feed page.
+func wantFeedFiles(t *testing.T, svc *Service) map[string][]byte {
+	t.Helper()
+	ctx := context.Background()
+	lst, err := svc.Listing(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	if out["api/v1/index.json"], err = FeedJSON(lst); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range lst.Packages {
+		pi, err := svc.PackageIndexByFile(ctx, FileID(p.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["api/v1/index/"+FileID(p.ID)+".json"] = pi.Body
+	}
+	page, err := svc.StaticFeed(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["api/v1/changes/0.json"], err = FeedJSON(page); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestExportIsASnapshot(t *testing.T) {
@@ -112,8 +145,8 @@ func TestExportIsASnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := wantTree(t, svc)
-	if len(want) < 5 {
-		t.Fatalf("expected two packages with icons and two documents, got %v", want)
+	if len(want) < 9 {
+		t.Fatalf("expected two packages with icons, two index documents, two package documents, their listing and a feed page, got %v", want)
 	}
 	if diff := cmp.Diff(want, tree(t, out)); diff != "" {
 		t.Errorf("export (-want +got):\n%s", diff)

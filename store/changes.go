@@ -48,6 +48,21 @@ func bumpSerial(ctx context.Context, tx *sql.Tx, c Change) error {
 	return nil
 }
 
+// FeedSerials returns the current serial and the serial after which the feed is complete
+// (ChangePage.CompleteSince), read together.
+func (s *Store) FeedSerials(ctx context.Context) (serial, completeSince int64, err error) {
+	return feedSerials(ctx, s.r)
+}
+
+func feedSerials(ctx context.Context, q querier) (serial, completeSince int64, err error) {
+	err = q.QueryRowContext(ctx, `SELECT CAST((SELECT value FROM meta WHERE key = 'serial') AS INTEGER),
+		CAST((SELECT value FROM meta WHERE key = 'changes_complete_since') AS INTEGER)`).Scan(&serial, &completeSince)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: feed serials: %w", err)
+	}
+	return serial, completeSince, nil
+}
+
 // change is a Change of kind to id@version, stamped now.
 func (s *Store) change(kind, id, version string) Change {
 	return Change{Kind: kind, PackageID: id, Version: version, At: parseStamp(s.stamp())}
@@ -77,9 +92,8 @@ func (s *Store) Changes(ctx context.Context, since int64, limit int) (*ChangePag
 	}
 	defer func() { _ = tx.Rollback() }()
 	p := &ChangePage{Changes: []Change{}}
-	if err := tx.QueryRowContext(ctx, `SELECT CAST((SELECT value FROM meta WHERE key = 'serial') AS INTEGER),
-		CAST((SELECT value FROM meta WHERE key = 'changes_complete_since') AS INTEGER)`).Scan(&p.Serial, &p.CompleteSince); err != nil {
-		return nil, fmt.Errorf("store: changes: %w", err)
+	if p.Serial, p.CompleteSince, err = feedSerials(ctx, tx); err != nil {
+		return nil, err
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT serial, package_id, change, version, at FROM changes WHERE serial > ? ORDER BY serial LIMIT ?", since, limit+1)
 	if err != nil {

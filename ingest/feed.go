@@ -1,0 +1,282 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/pluginyard/registry/store"
+)
+
+// The per-package documents and the change feed let a mirror or a host keep up with the
+// registry by fetching only what changed (docs/sync-for-tools.md): GET /api/v1/changes
+// says which packages changed after a serial, GET /api/v1/index/{file id}.json is one
+// package's releases, GET /api/v1/index.json names every listed package.
+
+// PackageIndexPath is the path of a package's document: /api/v1/index/<file id>.json
+// (FileID: an extension @scope/name is scope-name).
+func PackageIndexPath(id string) string {
+	return "/api/v1/index/" + url.PathEscape(FileID(id)) + ".json"
+}
+
+// PackageIndexURL is the absolute URL of a package's document.
+func (s *Service) PackageIndexURL(id string) string { return s.cfg.PublicURL + PackageIndexPath(id) }
+
+// ReleaseLine is one release in a package document. Every field is fixed at publish and
+// never changes (what can change, yanks and deprecation, is in PackageState), so a mirror
+// may keep a line once it has it, as crates.io's index keeps its lines.
+type ReleaseLine struct {
+	Version       string    `json:"version"`
+	Kind          string    `json:"kind"` // plugin | canvas | extension
+	PackageURL    string    `json:"package_url"`
+	PackageSHA256 string    `json:"package_sha256"`
+	Size          int64     `json:"size"`
+	PublishedAt   time.Time `json:"published_at"`
+	// From the release's card (left out for a release whose card is not computed yet):
+	// what a host checks before it installs. Platforms is empty for a release without an
+	// executable (UI or web-app only).
+	APIVersion       int      `json:"api_version,omitempty"`
+	MinKandevVersion string   `json:"min_kandev_version,omitempty"`
+	Platforms        []string `json:"platforms,omitempty"`
+	ProtocolVersion  int      `json:"protocol_version,omitempty"` // extensions
+}
+
+// PackageState is what can change about a package after its releases were published.
+type PackageState struct {
+	Deprecated *Deprecation `json:"deprecated"` // null when not deprecated
+	Yanked     []Yank       `json:"yanked"`     // the yanked versions, in publish order
+}
+
+// Deprecation is a package's deprecation notice.
+type Deprecation struct {
+	Reason      string `json:"reason"`
+	Replacement string `json:"replacement,omitempty"`
+}
+
+// Yank is one yanked release.
+type Yank struct {
+	Version string `json:"version"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// PackageIndex is a built package document: its bytes and strong ETag.
+type PackageIndex struct {
+	ID   string
+	Body []byte
+	ETag string
+}
+
+// PackageIndexByFile builds the document of the listed package whose file id is fileID
+// (the id part of /api/v1/index/<file id>.json) from that package's rows alone, so its cost
+// is bounded by the package's releases, never by the catalogue. ErrNotFound when no listed
+// package with a release has that file id.
+func (s *Service) PackageIndexByFile(ctx context.Context, fileID string) (*PackageIndex, error) {
+	found := listedByFile(s.List(), fileID)
+	if len(found) != 1 {
+		return nil, fmt.Errorf("ingest: package index %q: %w", fileID, ErrNotFound)
+	}
+	return s.packageIndex(ctx, found[0].ID, found[0].Extension)
+}
+
+func (s *Service) packageIndex(ctx context.Context, id string, ext bool) (*PackageIndex, error) {
+	rels, err := s.store.Releases(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rels = releasesOfKind(rels, ext)
+	if len(rels) == 0 {
+		return nil, fmt.Errorf("ingest: package index %q: no release: %w", id, ErrNotFound)
+	}
+	pkg, err := s.store.Package(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	body, err := s.packageIndexBody(id, rels, pkg)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	return &PackageIndex{ID: id, Body: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`}, nil
+}
+
+// releasesOfKind keeps the releases a listing of that kind shows (as listedItemsOf pairs
+// them), oldest published first: lines are only ever appended.
+func releasesOfKind(rels []*store.Release, ext bool) []*store.Release {
+	out := rels[:0:0]
+	for _, r := range rels {
+		if (r.Kind == "extension") == ext {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// packageIndexBody renders the document: one release per line, then the mutable state.
+//
+//	{"id":"acme-hello","releases":[
+//	{"version":"1.0.0",...},
+//	{"version":"1.1.0",...}
+//	],
+//	"state":{"deprecated":null,"yanked":[{"version":"1.0.0","reason":"..."}]}}
+func (s *Service) packageIndexBody(id string, rels []*store.Release, pkg *store.Package) ([]byte, error) {
+	var buf bytes.Buffer
+	head, err := json.Marshal(id)
+	if err != nil {
+		return nil, err
+	}
+	buf.WriteString(`{"id":`)
+	buf.Write(head)
+	buf.WriteString(`,"releases":[`)
+	state := PackageState{Yanked: []Yank{}}
+	for i, r := range rels {
+		line, err := json.Marshal(s.releaseLine(r))
+		if err != nil {
+			return nil, fmt.Errorf("ingest: package index %s@%s: %w", id, r.Version, err)
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('\n')
+		buf.Write(line)
+		if r.Yanked {
+			state.Yanked = append(state.Yanked, Yank{Version: r.Version, Reason: r.YankReason})
+		}
+	}
+	if pkg.DeprecatedReason != "" {
+		state.Deprecated = &Deprecation{Reason: pkg.DeprecatedReason, Replacement: pkg.DeprecatedReplacement}
+	}
+	tail, err := json.Marshal(state)
+	if err != nil {
+		return nil, err
+	}
+	buf.WriteString("\n],\n\"state\":")
+	buf.Write(tail)
+	buf.WriteString("}\n")
+	return buf.Bytes(), nil
+}
+
+func (s *Service) releaseLine(r *store.Release) ReleaseLine {
+	l := ReleaseLine{Version: r.Version, Kind: r.Kind, PackageURL: s.PackageURL(r.PackageID, r.Version),
+		PackageSHA256: r.SHA256, Size: r.Size, PublishedAt: r.CreatedAt}
+	if c := r.Card; c != nil {
+		l.APIVersion, l.MinKandevVersion, l.ProtocolVersion = c.APIVersion, c.MinKandevVersion, c.ProtocolVersion
+		l.Platforms = c.Platforms
+	}
+	return l
+}
+
+// Listing is GET /api/v1/index.json: the serial it was read at and every listed package
+// with a release, with the URL of its document.
+type Listing struct {
+	Serial        int64          `json:"serial"`
+	CompleteSince int64          `json:"complete_since"`
+	Packages      []ListingEntry `json:"packages"`
+}
+
+// ListingEntry names one package of a Listing.
+type ListingEntry struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
+}
+
+// Listing returns every listed package that has a release, sorted by id, with the serial
+// read before it: a mirror that fetches the listing, then the documents, then the feed
+// after Serial misses nothing (what changed meanwhile it fetches twice). Its cost grows
+// with the catalogue; a mirror needs it only to start, after a "list" change, or when
+// its serial is older than CompleteSince.
+func (s *Service) Listing(ctx context.Context) (*Listing, error) {
+	serial, since, err := s.store.FeedSerials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := s.List()
+	pkgs, err := s.store.Packages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &Listing{Serial: serial, CompleteSince: since, Packages: []ListingEntry{}}
+	add := func(id string, ext bool) {
+		if p, ok := pkgs[id]; ok && (p.Kind == "extension") == ext {
+			out.Packages = append(out.Packages, ListingEntry{ID: id, URL: s.PackageIndexURL(id)})
+		}
+	}
+	for i := range l.Plugins {
+		add(l.Plugins[i].ID, false)
+	}
+	for i := range l.Extensions {
+		add(l.Extensions[i].Name, true)
+	}
+	sort.Slice(out.Packages, func(i, j int) bool { return out.Packages[i].ID < out.Packages[j].ID })
+	return out, nil
+}
+
+// FeedPage is one page of the change feed, as GET /api/v1/changes answers it.
+type FeedPage struct {
+	Serial        int64        `json:"serial"`         // the current serial: continue from here once Next is null
+	CompleteSince int64        `json:"complete_since"` // the feed holds every change after this serial
+	Since         int64        `json:"since"`
+	Changes       []FeedChange `json:"changes"`
+	Next          *string      `json:"next"` // the next page, null on the last
+}
+
+// FeedChange is one change: a package's document changed (IndexURL) or, for "list", the
+// curated list was reloaded and any package may have been listed or delisted.
+type FeedChange struct {
+	Serial   int64     `json:"serial"`
+	Change   string    `json:"change"`
+	Package  string    `json:"package,omitempty"`
+	Version  string    `json:"version,omitempty"`
+	At       time.Time `json:"at"`
+	IndexURL string    `json:"index_url,omitempty"`
+}
+
+// ErrFeedIncomplete is a feed read from before CompleteSince: those changes are not known.
+var ErrFeedIncomplete = errors.New("the change feed is incomplete before its complete_since serial")
+
+// Feed returns at most limit changes after since, in serial order (Next left nil); more
+// reports whether changes follow the page. A since below the feed's CompleteSince is
+// ErrFeedIncomplete, with the page's serials filled in.
+func (s *Service) Feed(ctx context.Context, since int64, limit int) (page *FeedPage, more bool, err error) {
+	p, err := s.store.Changes(ctx, since, limit)
+	if err != nil {
+		return nil, false, err
+	}
+	out := s.feedPage(p, since)
+	if since < p.CompleteSince {
+		out.Changes = []FeedChange{}
+		return out, false, ErrFeedIncomplete
+	}
+	return out, p.More, nil
+}
+
+func (s *Service) feedPage(p *store.ChangePage, since int64) *FeedPage {
+	out := &FeedPage{Serial: p.Serial, CompleteSince: p.CompleteSince, Since: since, Changes: make([]FeedChange, 0, len(p.Changes))}
+	for _, c := range p.Changes {
+		fc := FeedChange{Serial: c.Serial, Change: c.Kind, Package: c.PackageID, Version: c.Version, At: c.At}
+		if c.PackageID != "" {
+			fc.IndexURL = s.PackageIndexURL(c.PackageID)
+		}
+		out.Changes = append(out.Changes, fc)
+	}
+	return out
+}
+
+// FeedPageSize is the number of serials one static page of the feed covers, and the most
+// one request may ask for.
+const FeedPageSize = 1000
+
+// StaticFeedPath is the path of the static feed page holding the changes after since, a
+// multiple of FeedPageSize, up to since+FeedPageSize: /api/v1/changes/<since>.json. An
+// export writes them; a mirror at serial S reads StaticFeedPath(StaticFeedPage(S)).
+func StaticFeedPath(since int64) string { return fmt.Sprintf("/api/v1/changes/%d.json", since) }
+
+// StaticFeedPage is the since of the static page holding the change after serial.
+func StaticFeedPage(serial int64) int64 { return serial - serial%FeedPageSize }
