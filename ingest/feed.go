@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"sync/atomic"
 	"time"
 
+	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/store"
 )
 
@@ -78,11 +80,41 @@ type PackageIndex struct {
 // is bounded by the package's releases, never by the catalogue. ErrNotFound when no listed
 // package with a release has that file id.
 func (s *Service) PackageIndexByFile(ctx context.Context, fileID string) (*PackageIndex, error) {
-	found := listedByFile(s.List(), fileID)
+	found := listedByFileIndexed(s.List(), fileID)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("ingest: package index %q: %w", fileID, ErrNotFound)
 	}
 	return s.packageIndex(ctx, found[0].ID, found[0].Extension)
+}
+
+// fileIndex maps the file ids of one curated list to its entries (listedByFile, without a
+// walk of the list per request). One slot, for the list in force: a reload replaces it.
+type fileIndex struct {
+	list   *index.List
+	byFile map[string][]target
+}
+
+var lastFileIndex atomic.Pointer[fileIndex]
+
+// listedByFileIndexed is listedByFile(l, fileID) in time independent of the list's length
+// once l was indexed.
+func listedByFileIndexed(l *index.List, fileID string) []target {
+	fi := lastFileIndex.Load()
+	if fi == nil || fi.list != l {
+		fi = &fileIndex{list: l, byFile: map[string][]target{}}
+		if l != nil {
+			for i := range l.Plugins {
+				id := l.Plugins[i].ID
+				fi.byFile[id] = listedByFile(&index.List{Plugins: l.Plugins[i : i+1]}, id)
+			}
+			for i := range l.Extensions {
+				fid := FileID(l.Extensions[i].Name)
+				fi.byFile[fid] = append(fi.byFile[fid], listedByFile(&index.List{Extensions: l.Extensions[i : i+1]}, fid)...)
+			}
+		}
+		lastFileIndex.Store(fi)
+	}
+	return fi.byFile[fileID]
 }
 
 func (s *Service) packageIndex(ctx context.Context, id string, ext bool) (*PackageIndex, error) {

@@ -13,7 +13,7 @@ import (
 // TestExportedPackageDocuments: the export holds the listing and one document per listed
 // package, each naming its releases with the digests the store records.
 func TestExportedPackageDocuments(t *testing.T) {
-	svc := mustExportService(t, "hello-managed", "pr-insights")
+	svc := mustExportService(t, "hello-managed", "pr-insights", "curupira-github-issues", "task-board-canvas")
 	lst, err := svc.Listing(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +25,7 @@ func TestExportedPackageDocuments(t *testing.T) {
 			t.Errorf("%s: url %s", p.ID, p.URL)
 		}
 	}
-	if diff := cmp.Diff([]string{"hello-managed", "pr-insights"}, ids); diff != "" || lst.Serial != 2 || lst.CompleteSince != 0 {
+	if diff := cmp.Diff([]string{"curupira-github-issues", "hello-managed", "pr-insights", "task-board-canvas"}, ids); diff != "" || lst.Serial != 4 || lst.CompleteSince != 0 {
 		t.Errorf("listing at serial %d (complete since %d), ids (-want +got):\n%s", lst.Serial, lst.CompleteSince, diff)
 	}
 	rels, err := svc.store.AllReleases(context.Background())
@@ -46,12 +46,13 @@ func TestExportedPackageDocuments(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", r.PackageID, err, pi.Body)
 		}
 		want := []ReleaseLine{{Version: r.Version, Kind: r.Kind, PackageURL: svc.PackageURL(r.PackageID, r.Version), PackageSHA256: r.SHA256,
-			Size: r.Size, PublishedAt: r.CreatedAt, APIVersion: r.Card.APIVersion, MinKandevVersion: r.Card.MinKandevVersion, Platforms: r.Card.Platforms}}
+			Size: r.Size, PublishedAt: r.CreatedAt, APIVersion: r.Card.APIVersion, MinKandevVersion: r.Card.MinKandevVersion, Platforms: r.Card.Platforms,
+			ProtocolVersion: r.Card.ProtocolVersion}}
 		if diff := cmp.Diff(want, doc.Releases); diff != "" || doc.ID != r.PackageID || len(doc.State.Yanked) != 0 || doc.State.Deprecated != nil {
 			t.Errorf("%s (-want +got):\n%s\nstate %+v", r.PackageID, diff, doc.State)
 		}
-		if r.Card == nil || r.Card.APIVersion == 0 {
-			t.Errorf("%s: no card api_version to show", r.PackageID)
+		if r.Card == nil || (r.Kind == "extension") != (r.Card.APIVersion == 0) || (r.Kind == "extension") != (r.Card.ProtocolVersion != 0) {
+			t.Errorf("%s: card %+v: want an api_version for a plugin or canvas, a protocol_version for an extension", r.PackageID, r.Card)
 		}
 	}
 }
