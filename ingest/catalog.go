@@ -138,6 +138,7 @@ type Catalog struct {
 	Items  []*Item // sorted by id
 	byID   map[string]*Item
 	byFile map[string]string // file id (see FileID) → package id, listed or not
+	views  viewsOnce         // listing orders and aggregates, computed once per catalog (views.go)
 }
 
 // Item returns a listed package by id.
