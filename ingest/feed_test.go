@@ -3,11 +3,14 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/index"
 )
 
 // TestExportedPackageDocuments: the export holds the listing and one document per listed
@@ -113,5 +116,29 @@ func TestStaticFeedPages(t *testing.T) {
 				t.Errorf("pages (-want +got):\n%s\nother files: %v", diff, out)
 			}
 		})
+	}
+}
+
+// TestListingPairsEntriesWithTheirKind: a plugin entry whose id only an extension was
+// published under has no document and is not listed (as listedItemsOf pairs them).
+func TestListingPairsEntriesWithTheirKind(t *testing.T) {
+	svc := mustExportService(t, "curupira-github-issues", "hello-managed")
+	ctx := context.Background()
+	l, probs := index.ParseList([]byte("plugins:\n  - id: curupira-github-issues\n    repo: pluginyard/registry\n  - id: hello-managed\n    repo: pluginyard/registry\n"))
+	if l == nil || probs.HasErrors() {
+		t.Fatal(probs)
+	}
+	if err := svc.SetList(ctx, l, "test"); err != nil {
+		t.Fatal(err)
+	}
+	lst, err := svc.Listing(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lst.Packages) != 1 || lst.Packages[0].ID != "hello-managed" {
+		t.Errorf("listing %+v, want hello-managed alone", lst.Packages)
+	}
+	if _, err := svc.PackageIndexByFile(ctx, "curupira-github-issues"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("document of a plugin entry with only an extension release: %v, want ErrNotFound", err)
 	}
 }

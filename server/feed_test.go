@@ -171,6 +171,9 @@ func TestPackageDocumentNotFound(t *testing.T) {
 	e := newEnv(t, "")
 	e.publishVersion("acme-hello", "1.0.0")
 	e.publishVersion("acme-other", "1.0.0")
+	if r := e.get("/api/v1/index/acme-other.json"); r.Status != http.StatusOK {
+		t.Fatalf("acme-other while listed: %d", r.Status)
+	}
 	l, probs := index.ParseList([]byte("plugins:\n  - id: acme-hello\n    repo: acme/kandev-plugin-hello\n    owners: [acme]\n  - id: acme-third\n    repo: acme/third\n"))
 	if l == nil || probs.HasErrors() {
 		t.Fatal(probs)
