@@ -111,7 +111,7 @@ func (s *Server) markYanked(_ context.Context, cards []web.Card) error {
 // kind: each count is what following that filter's link lists. Categories with nothing
 // to list are left out, except the one q selects, so the reader still sees it chosen.
 func (s *Server) categoryCounts(ctx context.Context, q store.SearchQuery) ([]web.CategoryCount, error) {
-	counts, err := s.svc.Store().CategoryCounts(ctx, q)
+	counts, _, err := s.svc.Store().CategoryCounts(ctx, q)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,31 +35,109 @@ type SearchQuery struct {
 	Offset   int
 }
 
-// ReplaceSearch replaces the whole search table with docs, in one transaction.
+// SearchCap bounds the work of one text search: a search counts its matches up to
+// SearchCap (a total of SearchCap+1 means "more than SearchCap") and, when there are more,
+// ranks and sorts the SearchCap most downloaded of them (plus any exact id or name match),
+// so its cost does not grow with the catalogue.
+const SearchCap = 1000
+
+// bandBits is the width of one kind's rowid band (see migrations/0011_search_bands.sql).
+const bandBits = 40
+
+// kindBand is the rowid band of kind: rows of that kind have rowids in [lo, hi).
+func kindBand(kind string) (lo, hi int64) {
+	b := int64(4)
+	switch kind {
+	case "plugin":
+		b = 1
+	case "canvas":
+		b = 2
+	case "extension":
+		b = 3
+	}
+	return b << bandBits, (b + 1) << bandBits
+}
+
+// ReplaceSearch replaces the whole search table with docs, in one transaction. Rowids are
+// numbered within each kind's band, most downloaded first.
 func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
+	docs = lastPerID(docs)
+	slices.SortStableFunc(docs, func(a, b SearchDoc) int {
+		return cmp.Or(cmp.Compare(b.Downloads, a.Downloads), strings.Compare(a.ID, b.ID))
+	})
+	next := map[int64]int64{}
+	rowids := make([]int64, len(docs))
+	for i, d := range docs {
+		lo, _ := kindBand(d.Kind)
+		next[lo]++
+		rowids[i] = lo + next[lo]
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM search"); err != nil {
 			return fmt.Errorf("store: clear search: %w", err)
 		}
-		return insertSearchRows(ctx, tx, docs)
+		return insertSearchRows(ctx, tx, docs, rowids)
 	})
 }
 
 // UpsertSearch inserts the rows of docs, replacing any row already there for the same id,
 // in one transaction: an incremental build changes the rows of the packages it touched and
-// leaves the others alone (ReplaceSearch is for full rebuilds).
+// leaves the others alone (ReplaceSearch is for full rebuilds). A replaced row keeps its
+// rowid, so its place in the download order of the last full rebuild; a new one goes last
+// in its kind's band.
 func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
 	docs = lastPerID(docs)
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		ids := make([]string, len(docs))
+		rowids := make([]int64, len(docs))
 		for i, d := range docs {
-			ids[i] = d.ID
+			old, err := searchRowid(ctx, tx, d.ID)
+			if err != nil {
+				return err
+			}
+			if err := deleteSearchRows(ctx, tx, []string{d.ID}); err != nil {
+				return err
+			}
+			if lo, hi := kindBand(d.Kind); old >= lo && old < hi {
+				rowids[i] = old
+			} else if rowids[i], err = nextRowid(ctx, tx, lo, hi); err != nil {
+				return err
+			}
+			if err := insertSearchRows(ctx, tx, docs[i:i+1], rowids[i:i+1]); err != nil {
+				return err
+			}
 		}
-		if err := deleteSearchRows(ctx, tx, ids); err != nil {
-			return err
-		}
-		return insertSearchRows(ctx, tx, docs)
+		return nil
 	})
+}
+
+// searchRowid is the rowid of id's row, 0 when it has none.
+func searchRowid(ctx context.Context, tx *sql.Tx, id string) (int64, error) {
+	query, args := "SELECT rowid FROM search WHERE id = ?", []any{id}
+	if phrase := idPhrase(id); phrase != "" {
+		query, args = "SELECT rowid FROM search WHERE search MATCH ? AND id = ?", []any{phrase, id}
+	}
+	var rowid int64
+	err := tx.QueryRowContext(ctx, query+" LIMIT 1", args...).Scan(&rowid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: search rowid %s: %w", id, err)
+	}
+	return rowid, nil
+}
+
+// nextRowid is one past the last rowid of the band [lo, hi).
+func nextRowid(ctx context.Context, tx *sql.Tx, lo, hi int64) (int64, error) {
+	var last int64
+	err := tx.QueryRowContext(ctx, "SELECT rowid FROM search WHERE rowid >= ? AND rowid < ? ORDER BY rowid DESC LIMIT 1", lo, hi).Scan(&last)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return lo + 1, nil
+	case err != nil:
+		return 0, fmt.Errorf("store: search band: %w", err)
+	}
+	return last + 1, nil
 }
 
 // lastPerID keeps the last doc of each id, in order: one row per package, as a sequence of
@@ -82,16 +162,16 @@ func (s *Store) DeleteSearch(ctx context.Context, ids []string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error { return deleteSearchRows(ctx, tx, ids) })
 }
 
-// insertSearchRows inserts one row per doc.
-func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (id, name, description, author, categories, kind, updated_at, downloads)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+// insertSearchRows inserts one row per doc, docs[i] with rowid rowids[i].
+func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("store: search insert: %w", err)
 	}
 	defer stmt.Close()
-	for _, d := range docs {
-		if _, err := stmt.ExecContext(ctx, d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
+	for i, d := range docs {
+		if _, err := stmt.ExecContext(ctx, rowids[i], d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
 			d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
 			return fmt.Errorf("store: search insert %s: %w", d.ID, err)
 		}
@@ -120,7 +200,7 @@ func deleteSearchRows(ctx context.Context, tx *sql.Tx, ids []string) error {
 // idPhrase is an FTS5 query matching rows whose id column holds the words of id in order
 // ("" when id has no word: the caller then compares every row).
 func idPhrase(id string) string {
-	words := strings.FieldsFunc(id, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := ftsWords(id)
 	if len(words) == 0 {
 		return ""
 	}
@@ -146,49 +226,149 @@ func searchWhere(q SearchQuery) (string, []any) {
 	return strings.Join(where, " AND "), args
 }
 
-// Search returns the ids matching q in order, and the total number of matches.
+// Search returns the ids matching q in order, and the total number of matches. A
+// package whose id or name equals the text comes first. A text search is bounded (see
+// SearchCap): its total is at most SearchCap+1, and past SearchCap matches it orders the
+// SearchCap most downloaded. Without text it counts and sorts every match: listings
+// without text are served from the catalog's precomputed orders instead.
 func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error) {
+	if ftsQuery(q.Q) != "" {
+		return s.searchText(ctx, q)
+	}
 	cond, args := searchWhere(q)
-	match := ftsQuery(q.Q)
 	var total int
 	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM search WHERE "+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: search count: %w", err)
 	}
-	order := searchOrder(q.Sort, match != "")
-	exact := strings.ToLower(strings.TrimSpace(q.Q))
-	query := "SELECT id FROM search WHERE " + cond + " ORDER BY (lower(id) = ? OR lower(name) = ?) DESC, " + order + " LIMIT ? OFFSET ?"
-	rows, err := s.r.QueryContext(ctx, query, append(args, exact, exact, q.Limit, q.Offset)...)
+	query := "SELECT id FROM search WHERE " + cond + " ORDER BY " + searchOrder(q.Sort, false) + " LIMIT ? OFFSET ?"
+	ids, err := s.searchIDs(ctx, query, append(args, q.Limit, q.Offset)...)
+	return ids, total, err
+}
+
+// textWhere is the condition of a text search q: the text, the category (through the
+// categories column, then literally) and the kind (its rowid band), all answered by the
+// full-text index.
+func textWhere(q SearchQuery) (string, []any) {
+	match := "(" + ftsQuery(q.Q) + ")"
+	if words := ftsWords(q.Category); len(words) > 0 {
+		match += ` AND categories : "` + strings.Join(words, " ") + `"`
+	}
+	lo, hi := int64(0), int64(1)<<62
+	if q.Kind != "" {
+		lo, hi = kindBand(q.Kind)
+	}
+	cond, args := "search MATCH ? AND rowid >= ? AND rowid < ?", []any{match, lo, hi}
+	if q.Category != "" {
+		cond += ` AND (' ' || categories || ' ') LIKE ? ESCAPE '\'`
+		args = append(args, "% "+likeEscape(q.Category)+" %")
+	}
+	return cond, args
+}
+
+// searchWindow is the last rowid of the first SearchCap matches of cond (in rowid order:
+// most downloaded first) and how many matches there are, up to SearchCap+1.
+func (s *Store) searchWindow(ctx context.Context, cond string, args []any) (int64, int, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT rowid FROM search WHERE "+cond+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: search: %w", err)
+		return 0, 0, fmt.Errorf("store: search window: %w", err)
+	}
+	defer rows.Close()
+	var last int64
+	n := 0
+	for rows.Next() {
+		var rowid int64
+		if err := rows.Scan(&rowid); err != nil {
+			return 0, 0, fmt.Errorf("store: search window: %w", err)
+		}
+		if n++; n <= SearchCap {
+			last = rowid
+		}
+	}
+	return last, n, rows.Err()
+}
+
+// searchText answers a text search in bounded work: the exact matches (id or name equal
+// to the text, found through the start of those columns), then the other matches of the
+// window, ranked or sorted, paged across both.
+func (s *Store) searchText(ctx context.Context, q SearchQuery) ([]string, int, error) {
+	cond, args := textWhere(q)
+	last, total, err := s.searchWindow(ctx, cond, args)
+	if err != nil || total == 0 {
+		return nil, 0, err
+	}
+	exact := strings.ToLower(strings.TrimSpace(q.Q))
+	order := searchOrder(q.Sort, true)
+	var first []string
+	if words := ftsWords(q.Q); len(words) > 0 {
+		c, a := textWhere(SearchQuery{Q: q.Q, Kind: q.Kind, Category: q.Category})
+		a[0] = a[0].(string) + ` AND {id name} : ^"` + strings.Join(words, " ") + `"`
+		query := "SELECT id FROM search WHERE " + c + " AND (lower(id) = ? OR lower(name) = ?) ORDER BY " + order
+		if first, err = s.searchIDs(ctx, query, append(a, exact, exact)...); err != nil {
+			return nil, 0, err
+		}
+	}
+	ids := window(first, q.Offset, q.Limit)
+	limit, offset := q.Limit-len(ids), max(0, q.Offset-len(first))
+	if limit <= 0 {
+		return ids, total, nil
+	}
+	query := "SELECT id FROM search WHERE " + cond + " AND rowid <= ? AND NOT (lower(id) = ? OR lower(name) = ?) ORDER BY " + order + " LIMIT ? OFFSET ?"
+	rest, err := s.searchIDs(ctx, query, append(args, last, exact, exact, limit, offset)...)
+	return append(ids, rest...), total, err
+}
+
+// window is s[offset:offset+limit], clipped to s.
+func window(s []string, offset, limit int) []string {
+	if offset >= len(s) || limit <= 0 {
+		return nil
+	}
+	return slices.Clone(s[offset:min(len(s), offset+limit)])
+}
+
+func (s *Store) searchIDs(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	defer rows.Close()
 	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, 0, fmt.Errorf("store: search: %w", err)
+			return nil, fmt.Errorf("store: search: %w", err)
 		}
 		ids = append(ids, id)
 	}
-	return ids, total, rows.Err()
+	return ids, rows.Err()
 }
 
 // CategoryCounts counts, per category, the packages matching q's free text and kind
 // (q.Category, Sort, Limit and Offset are ignored): each count is the total that Search
-// returns for q with that category.
-func (s *Store) CategoryCounts(ctx context.Context, q SearchQuery) (map[string]int, error) {
+// returns for q with that category. With text, it counts the SearchCap matches Search
+// ranks, and partial reports that there were more (each count is then a lower bound).
+func (s *Store) CategoryCounts(ctx context.Context, q SearchQuery) (counts map[string]int, partial bool, err error) {
 	q.Category = ""
 	cond, args := searchWhere(q)
-	rows, err := s.r.QueryContext(ctx, "SELECT categories FROM search WHERE "+cond, args...)
+	query := "SELECT categories FROM search WHERE " + cond
+	if ftsQuery(q.Q) != "" {
+		cond, args = textWhere(q)
+		query = "SELECT categories FROM search WHERE " + cond + " ORDER BY rowid LIMIT ?"
+		args = append(args, SearchCap+1)
+	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: category counts: %w", err)
+		return nil, false, fmt.Errorf("store: category counts: %w", err)
 	}
 	defer rows.Close()
-	counts := map[string]int{}
+	counts, n := map[string]int{}, 0
 	for rows.Next() {
 		var cats string
 		if err := rows.Scan(&cats); err != nil {
-			return nil, fmt.Errorf("store: category counts: %w", err)
+			return nil, false, fmt.Errorf("store: category counts: %w", err)
+		}
+		if n++; n > SearchCap && ftsQuery(q.Q) != "" {
+			partial = true
+			break
 		}
 		fields := strings.Fields(cats)
 		for i, c := range fields {
@@ -198,9 +378,9 @@ func (s *Store) CategoryCounts(ctx context.Context, q SearchQuery) (map[string]i
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: category counts: %w", err)
+		return nil, false, fmt.Errorf("store: category counts: %w", err)
 	}
-	return counts, nil
+	return counts, partial, nil
 }
 
 // likeEscaper escapes LIKE's wildcards (% and _) and the escape character itself, for a
@@ -228,10 +408,15 @@ func searchOrder(sort string, hasQuery bool) string {
 // ftsQuery turns free text into an FTS5 query: each word becomes a quoted prefix term, so
 // user input can never be FTS syntax.
 func ftsQuery(q string) string {
-	words := strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := ftsWords(q)
 	terms := make([]string, 0, len(words))
 	for _, w := range words {
 		terms = append(terms, `"`+w+`"*`)
 	}
 	return strings.Join(terms, " ")
+}
+
+// ftsWords are the words of s as the index splits them (letters and digits).
+func ftsWords(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }

@@ -1,0 +1,103 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/pluginyard/registry/store"
+)
+
+// TestSearchTextBounded: a word in more rows than SearchCap counts SearchCap+1 ("more"),
+// pages through a window of SearchCap (each kind's most downloaded, plugins first, then
+// canvases), and still puts an exact name match first though it is outside the window;
+// kind and category filters hold on every row returned.
+func TestSearchTextBounded(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	now := time.Now()
+	n := store.SearchCap + 50
+	docs := make([]store.SearchDoc, 0, n+1)
+	for i := range n {
+		kind := "plugin"
+		if i%10 == 0 {
+			kind = "canvas"
+		}
+		docs = append(docs, store.SearchDoc{ID: fmt.Sprintf("p%05d", i), Name: fmt.Sprintf("P %d", i), Description: "common word",
+			Categories: []string{fmt.Sprintf("c%d", i%3)}, Kind: kind, UpdatedAt: now, Downloads: int64(10 * (n - i))})
+	}
+	docs = append(docs, store.SearchDoc{ID: "zz-exact", Name: "Common", Description: "common", Kind: "canvas", UpdatedAt: now})
+	if err := s.ReplaceSearch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	ids, total, err := s.Search(ctx, store.SearchQuery{Q: "common", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != store.SearchCap+1 || len(ids) != 5 || ids[0] != "zz-exact" {
+		t.Errorf("Search(common) = %v total %d, want zz-exact first and total %d", ids, total, store.SearchCap+1)
+	}
+	seen := map[string]bool{}
+	for offset := 0; offset < store.SearchCap+10; offset += 100 {
+		page, _, err := s.Search(ctx, store.SearchQuery{Q: "common", Sort: "downloads", Limit: 100, Offset: offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range page {
+			if seen[id] {
+				t.Fatalf("%s listed twice while paging", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != store.SearchCap+1 || !seen["zz-exact"] || !seen["p00000"] || !seen[fmt.Sprintf("p%05d", n-1)] || seen["p01040"] {
+		t.Errorf("paged %d ids (want every plugin, the most downloaded canvases up to %d, and the exact match)", len(seen), store.SearchCap)
+	}
+	for _, q := range []store.SearchQuery{{Q: "common", Kind: "canvas", Limit: 200}, {Q: "common", Category: "c1", Limit: 200}} {
+		page, total, err := s.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range page {
+			var i int
+			if id == "zz-exact" && q.Kind == "canvas" {
+				continue
+			}
+			if _, err := fmt.Sscanf(id, "p%d", &i); err != nil || (q.Kind == "canvas" && i%10 != 0) || (q.Category == "c1" && i%3 != 1) {
+				t.Errorf("Search(%+v) returned %s", q, id)
+			}
+		}
+		if len(page) == 0 || total == 0 {
+			t.Errorf("Search(%+v) = nothing", q)
+		}
+	}
+}
+
+// TestUpsertKeepsPlace: a replaced row keeps its place in the download order (its rowid),
+// so an update does not drop a popular package out of the ranked window.
+func TestUpsertKeepsPlace(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	now := time.Now()
+	var docs []store.SearchDoc
+	for i := range store.SearchCap + 5 {
+		docs = append(docs, store.SearchDoc{ID: fmt.Sprintf("p%05d", i), Name: fmt.Sprintf("P %d", i), Description: "common",
+			Kind: "plugin", UpdatedAt: now, Downloads: int64(100000 - i)})
+	}
+	if err := s.ReplaceSearch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	top := docs[0]
+	top.Description = "common renamed"
+	if err := s.UpsertSearch(ctx, []store.SearchDoc{top}); err != nil {
+		t.Fatal(err)
+	}
+	ids, _, err := s.Search(ctx, store.SearchQuery{Q: "common", Sort: "downloads", Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 || ids[0] != top.ID {
+		t.Errorf("after upserting the most downloaded, Search(common, downloads) = %v, want %s first", ids, top.ID)
+	}
+}
