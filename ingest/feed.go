@@ -224,12 +224,13 @@ type ListingEntry struct {
 // after Serial misses nothing (what changed meanwhile it fetches twice). Its cost grows
 // with the catalogue; a mirror needs it only to start, after a "list" change, or when
 // its serial is older than CompleteSince.
-func (s *Service) Listing(ctx context.Context) (*Listing, error) {
+func (s *Service) Listing(ctx context.Context) (*Listing, error) { return s.listing(ctx, s.List()) }
+
+func (s *Service) listing(ctx context.Context, l *index.List) (*Listing, error) {
 	serial, since, err := s.store.FeedSerials(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l := s.List()
 	pkgs, err := s.store.Packages(ctx)
 	if err != nil {
 		return nil, err
@@ -248,6 +249,42 @@ func (s *Service) Listing(ctx context.Context) (*Listing, error) {
 	}
 	sort.Slice(out.Packages, func(i, j int) bool { return out.Packages[i].ID < out.Packages[j].ID })
 	return out, nil
+}
+
+// listingCache is the last listing served, by the serial and list it was built at: every
+// change that can change the listing bumps the serial, and a reload also replaces the list.
+type listingCache struct {
+	svc    *Service
+	serial int64
+	list   *index.List
+	doc    PackageIndex
+}
+
+var lastListing atomic.Pointer[listingCache]
+
+// ListingDocument is the Listing as served (FeedJSON) with its strong ETag, built once per
+// serial and list: its cost grows with the catalogue, so repeated reads must not.
+func (s *Service) ListingDocument(ctx context.Context) (*PackageIndex, error) {
+	l := s.List()
+	serial, _, err := s.store.FeedSerials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c := lastListing.Load(); c != nil && c.svc == s && c.serial == serial && c.list == l {
+		return &c.doc, nil
+	}
+	lst, err := s.listing(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	body, err := FeedJSON(lst)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	c := &listingCache{svc: s, serial: lst.Serial, list: l, doc: PackageIndex{Body: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`}}
+	lastListing.Store(c)
+	return &c.doc, nil
 }
 
 // FeedPage is one page of the change feed, as GET /api/v1/changes answers it.

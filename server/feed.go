@@ -43,17 +43,17 @@ func (s *Server) handlePackageIndex(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return serveJSONBytes(c, pi.Body, pi.ETag, "public, max-age=60")
+	return serveJSONBytes(c, pi.Body, pi.ETag)
 }
 
 // handleListing is GET and HEAD /api/v1/index.json: every listed package with a release and
 // the URL of its document, with the serial read before them.
 func (s *Server) handleListing(c echo.Context) error {
-	lst, err := s.svc.Listing(c.Request().Context())
+	doc, err := s.svc.ListingDocument(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	return s.serveJSONValue(c, lst)
+	return serveJSONBytes(c, doc.Body, doc.ETag)
 }
 
 // handleChanges is GET and HEAD /api/v1/changes?since=SERIAL&limit=N: the changes after
@@ -87,7 +87,6 @@ func (s *Server) handleChanges(c echo.Context) error {
 		u := fmt.Sprintf("%s/api/v1/changes?since=%d&limit=%d", s.cfg.PublicURL, page.Changes[len(page.Changes)-1].Serial, limit)
 		page.Next = &u
 	}
-	c.Response().Header().Set("Cache-Control", "no-cache")
 	return s.serveJSONValue(c, page)
 }
 
@@ -136,20 +135,18 @@ func (s *Server) serveJSONValue(c echo.Context, v any) error {
 	if err != nil {
 		return err
 	}
-	cache := c.Response().Header().Get("Cache-Control")
-	if cache == "" {
-		cache = "public, max-age=60"
-	}
-	return serveJSONBytes(c, body, bodyETag(body), cache)
+	return serveJSONBytes(c, body, bodyETag(body))
 }
 
 // serveJSONBytes answers with body under its strong ETag through http.ServeContent
 // (If-None-Match → 304, HEAD, ranges), gzipped for a client that prefers it when the body
-// is large enough, under the gzip representation's own ETag.
-func serveJSONBytes(c echo.Context, body []byte, etag, cache string) error {
+// is large enough, under the gzip representation's own ETag. Caches in between must
+// revalidate (no-cache): a mirror that read a change in the feed and then got a document
+// a minute old from a cache would step past the change for good.
+func serveJSONBytes(c echo.Context, body []byte, etag string) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "application/json")
-	h.Set("Cache-Control", cache)
+	h.Set("Cache-Control", "no-cache")
 	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
 	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
 	if len(body) >= gzipMin && acceptsGzip(c.Request().Header) {

@@ -93,8 +93,8 @@ func TestPackageDocument(t *testing.T) {
 	e.mustPost("/api/v1/plugins/acme-hello/deprecate", map[string]string{"reason": "use acme-other", "replacement": "acme-other"})
 
 	r := e.get("/api/v1/index/acme-hello.json")
-	if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("package document: %d %s", r.Status, r.Header.Get("Content-Type"))
+	if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("package document: %d %s, Cache-Control %q (caches must revalidate)", r.Status, r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"))
 	}
 	var doc packageDoc
 	r.json(t, &doc)
@@ -399,4 +399,57 @@ func mustRequest(t *testing.T, method, u string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// TestListing: the listing names every listed package with a release, at the serial it was
+// read, under a strong ETag, and follows publishes and delistings.
+func TestListing(t *testing.T) {
+	e := newEnv(t, "")
+	type listing struct {
+		Serial        int64 `json:"serial"`
+		CompleteSince int64 `json:"complete_since"`
+		Packages      []struct{ ID, URL string }
+	}
+	read := func() (listing, response) {
+		t.Helper()
+		r := e.get("/api/v1/index.json")
+		var l listing
+		r.json(t, &l)
+		return l, r
+	}
+	ids := func(l listing) string {
+		var out []string
+		for _, p := range l.Packages {
+			if p.URL != e.srv.URL+"/api/v1/index/"+p.ID+".json" {
+				t.Errorf("%s: url %s", p.ID, p.URL)
+			}
+			out = append(out, p.ID)
+		}
+		return fmt.Sprintf("%d %v", l.Serial, out)
+	}
+	if l, _ := read(); ids(l) != "0 []" || l.Packages == nil {
+		t.Errorf("empty registry: %s (packages %v), want serial 0 and an empty list", ids(l), l.Packages)
+	}
+	e.publishVersion("acme-hello", "1.0.0")
+	l, r := read()
+	if ids(l) != "1 [acme-hello]" {
+		t.Errorf("after a publish: %s", ids(l))
+	}
+	if nm := e.get("/api/v1/index.json", "If-None-Match", r.Header.Get("ETag")); nm.Status != http.StatusNotModified || r.Header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("If-None-Match: %d, Cache-Control %q", nm.Status, r.Header.Get("Cache-Control"))
+	}
+	e.publishVersion("acme-other", "1.0.0")
+	if l, _ := read(); ids(l) != "2 [acme-hello acme-other]" {
+		t.Errorf("after a second package: %s", ids(l))
+	}
+	lst, probs := index.ParseList([]byte("plugins:\n  - id: acme-other\n    repo: acme/kandev-plugin-other\n"))
+	if lst == nil || probs.HasErrors() {
+		t.Fatal(probs)
+	}
+	if err := e.svc.SetList(context.Background(), lst, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if l, r2 := read(); ids(l) != "3 [acme-other]" || r2.Header.Get("ETag") == r.Header.Get("ETag") {
+		t.Errorf("after delisting acme-hello: %s", ids(l))
+	}
 }
