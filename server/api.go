@@ -69,12 +69,14 @@ type apiPluginDetail struct {
 }
 
 type apiList struct {
-	Total   int         `json:"total"`
-	Page    int         `json:"page"`
-	PerPage int         `json:"per_page"`
-	Next    *string     `json:"next"`
-	Prev    *string     `json:"prev"`
-	Plugins []apiPlugin `json:"plugins"`
+	Total int `json:"total"`
+	// TotalIsLowerBound: a text search stopped counting at store.SearchCap.
+	TotalIsLowerBound bool        `json:"total_is_lower_bound,omitempty"`
+	Page              int         `json:"page"`
+	PerPage           int         `json:"per_page"`
+	Next              *string     `json:"next"`
+	Prev              *string     `json:"prev"`
+	Plugins           []apiPlugin `json:"plugins"`
 }
 
 // searchParams reads q, kind, category, sort, page and per_page.
@@ -90,13 +92,11 @@ func searchParams(c echo.Context, defaultPer int) (store.SearchQuery, int, error
 	default:
 		return q, 0, errf(http.StatusBadRequest, "kind must be plugin, canvas or extension")
 	}
-	page, per := 1, defaultPer
-	var err error
-	if v := c.QueryParam("page"); v != "" {
-		if page, err = strconv.Atoi(v); err != nil || page < 1 || page > 10000 {
-			return q, 0, errf(http.StatusBadRequest, "page must be a whole number from 1")
-		}
+	page, err := pageParam(c)
+	if err != nil {
+		return q, 0, err
 	}
+	per := defaultPer
 	if v := c.QueryParam("per_page"); v != "" {
 		if per, err = strconv.Atoi(v); err != nil || per < 1 || per > 100 {
 			return q, 0, errf(http.StatusBadRequest, "per_page must be a whole number from 1 to 100")
@@ -112,23 +112,44 @@ func searchParams(c echo.Context, defaultPer int) (store.SearchQuery, int, error
 	return q, page, nil
 }
 
-// handlePluginList is GET /api/v1/plugins: search, filter, sort and paginate.
+// maxPage bounds ?page=: no listing needs more (10,000 pages of 100), and a page number
+// past it is refused before any work.
+const maxPage = 10000
+
+// pageParam reads ?page= (1 when absent): a whole number from 1 to maxPage, else 400.
+func pageParam(c echo.Context) (int, error) {
+	v := c.QueryParam("page")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPage {
+		return 0, errf(http.StatusBadRequest, fmt.Sprintf("page must be a whole number from 1 to %d, found %.20q", maxPage, v))
+	}
+	return n, nil
+}
+
+// handlePluginList is GET /api/v1/plugins: search, filter, sort and paginate, by the same
+// rules as the pages (a page past the last is 404; a text search counts up to
+// store.SearchCap, then says total_is_lower_bound).
 func (s *Server) handlePluginList(c echo.Context) error {
-	q, page, err := searchParams(c, 20)
+	q, n, err := searchParams(c, 20)
 	if err != nil {
 		return err
 	}
-	ids, total, err := s.svc.Store().Search(c.Request().Context(), q)
+	l, err := s.listing(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
-	cat := s.svc.Catalog()
-	out := apiList{Total: total, Page: page, PerPage: q.Limit, Plugins: []apiPlugin{}}
-	for _, id := range ids {
-		if it, ok := cat.Item(id); ok {
-			out.Plugins = append(out.Plugins, s.apiPluginOf(it))
-		}
+	if err := pageInRange(n, l); err != nil {
+		return err
 	}
+	page := n
+	out := apiList{Total: l.total, TotalIsLowerBound: l.more, Page: page, PerPage: q.Limit, Plugins: []apiPlugin{}}
+	for _, it := range l.items {
+		out.Plugins = append(out.Plugins, s.apiPluginOf(it))
+	}
+	total := l.total
 	link := func(p int) *string {
 		v := c.QueryParams()
 		v.Set("page", strconv.Itoa(p))

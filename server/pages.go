@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/manifest"
 	"github.com/pluginyard/registry/rules"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/web"
@@ -44,83 +45,102 @@ func (s *Server) handleHome(c echo.Context) error {
 	q.Limit = pagePerPage
 	q.Offset = (page - 1) * pagePerPage
 	ctx := c.Request().Context()
-	cards, total, err := s.searchCards(ctx, q)
+	l, err := s.listing(ctx, q)
 	if err != nil {
 		return err
 	}
-	counts, err := s.categoryCounts(ctx, q)
-	if err != nil {
+	if err := pageInRange(page, l); err != nil {
 		return err
 	}
 	p := web.HomePage{Meta: s.meta("", "Plugins, canvases and Curupira extensions, checked and signed.", "/"),
-		Query: q.Q, Kind: q.Kind, Category: q.Category, Sort: q.Sort, Cards: cards, Categories: counts,
-		Total: total, Page: page, PerPage: pagePerPage}
+		Query: q.Q, Kind: q.Kind, Category: q.Category, Sort: q.Sort, Cards: s.cardsOf(l.items),
+		Total: l.total, TotalMore: l.more, Page: page, PerPage: pagePerPage}
+	if p.Categories, err = s.categoryCounts(ctx, q); err != nil {
+		return err
+	}
 	p.Meta.PageSearch = true
-	if q.Q == "" && q.Category == "" && page == 1 {
-		if p.Featured, err = s.featuredCards(ctx, q.Kind); err != nil {
-			return err
-		}
+	if !hasText(q.Q) && q.Category == "" && page == 1 {
+		p.Featured = s.cardsOf(s.svc.Catalog().Views().Featured(q.Kind))
 	}
 	if page > 1 {
 		p.PrevURL = web.SearchURL(q.Q, q.Kind, q.Category, q.Sort, page-1)
 	}
-	if q.Offset+q.Limit < total {
+	if q.Offset+q.Limit < l.total {
 		p.NextURL = web.SearchURL(q.Q, q.Kind, q.Category, q.Sort, page+1)
 	}
 	return render(c, http.StatusOK, web.Home(p))
 }
 
-func (s *Server) searchCards(ctx context.Context, q store.SearchQuery) ([]web.Card, int, error) {
+// page is one page of a listing: its items and how many there are in all (more: a text
+// search counted store.SearchCap and stopped, so total is a lower bound).
+type page struct {
+	items []*ingest.Item
+	total int
+	more  bool
+}
+
+// listing answers q: without text from the catalog's precomputed orders (a slice, whatever
+// the catalogue's size), with text from the search table (bounded, see store.SearchCap).
+func (s *Server) listing(ctx context.Context, q store.SearchQuery) (page, error) {
+	cat := s.svc.Catalog()
+	if !hasText(q.Q) {
+		items, total := cat.Views().List(q.Kind, q.Category, q.Sort, q.Offset, q.Limit)
+		return page{items: items, total: total}, nil
+	}
 	ids, total, err := s.svc.Store().Search(ctx, q)
 	if err != nil {
-		return nil, 0, err
+		return page{}, err
 	}
-	cat := s.svc.Catalog()
-	cards := make([]web.Card, 0, len(ids))
+	p := page{total: min(total, store.SearchCap), more: total > store.SearchCap}
 	for _, id := range ids {
 		if it, ok := cat.Item(id); ok {
-			cards = append(cards, s.cardOf(it))
+			p.items = append(p.items, it)
 		}
 	}
-	return cards, total, s.markYanked(ctx, cards)
+	return p, nil
 }
 
-func (s *Server) featuredCards(ctx context.Context, kind string) ([]web.Card, error) {
-	var out []web.Card
-	for _, it := range s.svc.Catalog().Items {
-		if it.Featured() && (kind == "" || it.Kind == kind) {
-			out = append(out, s.cardOf(it))
-		}
-	}
-	return out, s.markYanked(ctx, out)
+// hasText reports whether q has a word to search for (a query of punctuation alone
+// lists everything, as the search table does).
+func hasText(q string) bool {
+	return strings.IndexFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
-// markYanked sets YankedVersion on each card whose newest version (by version.Compare)
-// was yanked, so a card never hides that the version people may know was pulled.
-func (s *Server) markYanked(_ context.Context, cards []web.Card) error {
-	cat := s.svc.Catalog()
-	for i := range cards {
-		if it, ok := cat.Item(cards[i].ID); ok {
-			cards[i].YankedVersion = it.YankedNewest // computed once per build, not per view
-		}
+// pageInRange refuses a page past the last (page 1 of nothing is an empty listing).
+func pageInRange(n int, l page) error {
+	if n > 1 && len(l.items) == 0 {
+		return errf(http.StatusNotFound, fmt.Sprintf("there is no page %d: this listing has %d; go back to page 1", n, l.total))
 	}
 	return nil
 }
 
+func (s *Server) cardsOf(items []*ingest.Item) []web.Card {
+	cards := make([]web.Card, 0, len(items))
+	for _, it := range items {
+		cards = append(cards, s.cardOf(it))
+	}
+	return cards
+}
+
 // categoryCounts are the category filters for the packages matching q's free text and
-// kind: each count is what following that filter's link lists. Categories with nothing
-// to list are left out, except the one q selects, so the reader still sees it chosen.
+// kind: each count is what following that filter's link lists (at least that, marked
+// AtLeast, when a text search stopped counting at store.SearchCap). Categories with
+// nothing to list are left out, except the one q selects, so the reader still sees it
+// chosen.
 func (s *Server) categoryCounts(ctx context.Context, q store.SearchQuery) ([]web.CategoryCount, error) {
-	counts, _, err := s.svc.Store().CategoryCounts(ctx, q)
-	if err != nil {
-		return nil, err
+	counts, partial := s.svc.Catalog().Views().CategoryCounts(q.Kind), false
+	if hasText(q.Q) {
+		var err error
+		if counts, partial, err = s.svc.Store().CategoryCounts(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]web.CategoryCount, 0, len(counts)+1)
+	for name, n := range counts {
+		out = append(out, web.CategoryCount{Name: name, Count: n, AtLeast: partial})
 	}
 	if _, ok := counts[q.Category]; !ok && q.Category != "" {
-		counts[q.Category] = 0
-	}
-	out := make([]web.CategoryCount, 0, len(counts))
-	for name, n := range counts {
-		out = append(out, web.CategoryCount{Name: name, Count: n})
+		out = append(out, web.CategoryCount{Name: q.Category, AtLeast: partial})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -131,7 +151,7 @@ func (s *Server) cardOf(it *ingest.Item) web.Card {
 		Version: it.Latest.Version, IconURL: it.IconURL, Verified: it.Signature != nil,
 		Official: it.Entry != nil && it.Entry.Official, Downloads: it.Downloads, Categories: it.Categories(),
 		URL: strings.TrimPrefix(s.pageURL(it), s.cfg.PublicURL), Publisher: publisherOf(it),
-		Deprecated: it.Package != nil && it.Package.DeprecatedReason != ""}
+		Deprecated: it.Package != nil && it.Package.DeprecatedReason != "", YankedVersion: it.YankedNewest}
 }
 
 // publisherOf is the curated owner whose publisher page lists it: plugins.yaml owners[0].
@@ -153,9 +173,12 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 		return err
 	}
 	ingest.SortReleases(rels)
-	m := it.Manifest
+	m, err := s.svc.Manifest(c.Request().Context(), it) // the whole manifest, for this page only
+	if err != nil {
+		return err
+	}
 	p := web.PluginPage{Meta: s.meta(it.Name(), it.Description(), "/plugins/"+url.PathEscape(it.ID)), Card: s.cardOf(it),
-		Permissions: web.PermissionsFor(permissionInput(it)), Versions: s.versionRows(rels, it.Latest),
+		Permissions: web.PermissionsFor(permissionInput(m)), Versions: s.versionRows(rels, it.Latest),
 		Deprecated: deprecationOf(it), Install: web.NewInstall(s.cfg.PublicURL+"/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
 		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		MinKandevVersion: m.MinKandevVersion, UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
@@ -237,33 +260,48 @@ func launchCommand(typ, pkg, version, command string, args []string) string {
 }
 
 // handlePublisherPage is GET /publishers/{name}: what one publisher (a plugins.yaml owner)
-// maintains. The page goes by the owner's name; the authors its manifests name are labels.
+// maintains, a page of cards at a time (?page=N). The page goes by the owner's name; the
+// authors its manifests name are labels.
 func (s *Server) handlePublisherPage(c echo.Context) error {
 	name := c.Param("name")
-	var cards []web.Card
-	var repos, authors []string
-	for _, it := range s.svc.Catalog().Items {
-		owners, repo := ownersOf(it)
-		if !slices.Contains(owners, name) {
-			continue
-		}
-		cards = append(cards, s.cardOf(it))
-		if !slices.Contains(repos, repo) {
-			repos = append(repos, repo)
-		}
-		if a := it.Author(); a != "" && !slices.ContainsFunc(append(authors, name), func(b string) bool { return strings.EqualFold(a, b) }) {
-			authors = append(authors, a)
-		}
-	}
-	if len(cards) == 0 {
-		return errf(http.StatusNotFound, "no publisher named "+name+" maintains anything listed here")
-	}
-	if err := s.markYanked(c.Request().Context(), cards); err != nil {
+	n, err := pageParam(c)
+	if err != nil {
 		return err
 	}
-	p := web.PublisherPage{Meta: s.meta(name, "Packages published by "+name, web.PublisherURL(name)), Name: name, Repos: repos,
-		Authors: authors, Cards: cards, Total: len(cards), Page: 1, PerPage: len(cards)}
+	pv := s.svc.Catalog().Views().Publisher(name)
+	if pv == nil {
+		return errf(http.StatusNotFound, "no publisher named "+name+" maintains anything listed here")
+	}
+	l := page{items: windowOf(pv.Items, (n-1)*pagePerPage, pagePerPage), total: len(pv.Items)}
+	if err := pageInRange(n, l); err != nil {
+		return err
+	}
+	p := web.PublisherPage{Meta: s.meta(name, "Packages published by "+name, web.PublisherURL(name)), Name: name, Repos: pv.Repos,
+		Authors: pv.Authors, Cards: s.cardsOf(l.items), Total: l.total, Page: n, PerPage: pagePerPage}
+	base := web.PublisherURL(name)
+	if n > 1 {
+		p.PrevURL = pageURL(base, n-1)
+	}
+	if n*pagePerPage < l.total {
+		p.NextURL = pageURL(base, n+1)
+	}
 	return render(c, http.StatusOK, web.Publisher(p))
+}
+
+// pageURL is base at page n (page 1 is base itself).
+func pageURL(base string, n int) string {
+	if n <= 1 {
+		return base
+	}
+	return fmt.Sprintf("%s?page=%d", base, n)
+}
+
+// windowOf is items[offset:offset+limit], clipped.
+func windowOf(items []*ingest.Item, offset, limit int) []*ingest.Item {
+	if offset >= len(items) {
+		return nil
+	}
+	return items[offset:min(len(items), offset+limit)]
 }
 
 func ownersOf(it *ingest.Item) ([]string, string) {
@@ -275,21 +313,24 @@ func ownersOf(it *ingest.Item) ([]string, string) {
 
 // handleCategoryPage is GET /categories/{name}.
 func (s *Server) handleCategoryPage(c echo.Context) error {
-	q, page, err := searchParams(c, pagePerPage)
+	q, n, err := searchParams(c, pagePerPage)
 	if err != nil {
 		return err
 	}
-	q.Category, q.Limit, q.Offset = c.Param("name"), pagePerPage, (page-1)*pagePerPage
+	q.Category, q.Limit, q.Offset = c.Param("name"), pagePerPage, (n-1)*pagePerPage
 	if p := categoryProblem(q.Category); p != "" {
 		return errf(http.StatusNotFound, "no such category: the name "+p)
 	}
 	ctx := c.Request().Context()
-	cards, total, err := s.searchCards(ctx, q)
+	l, err := s.listing(ctx, q)
 	if err != nil {
 		return err
 	}
-	if total == 0 {
+	if l.total == 0 {
 		return errf(http.StatusNotFound, "no category named "+q.Category)
+	}
+	if err := pageInRange(n, l); err != nil {
+		return err
 	}
 	// The sidebar links to plain category pages (every kind, no query), so it counts those.
 	counts, err := s.categoryCounts(ctx, store.SearchQuery{Category: q.Category})
@@ -297,13 +338,13 @@ func (s *Server) handleCategoryPage(c echo.Context) error {
 		return err
 	}
 	p := web.CategoryPage{Meta: s.meta(q.Category, "Packages in "+q.Category, web.CategoryURL(q.Category)), Name: q.Category,
-		Cards: cards, Categories: counts, Total: total, Page: page, PerPage: pagePerPage}
+		Cards: s.cardsOf(l.items), Categories: counts, Total: l.total, Page: n, PerPage: pagePerPage}
 	base := web.CategoryURL(q.Category)
-	if page > 1 {
-		p.PrevURL = fmt.Sprintf("%s?page=%d", base, page-1)
+	if n > 1 {
+		p.PrevURL = pageURL(base, n-1)
 	}
-	if q.Offset+q.Limit < total {
-		p.NextURL = fmt.Sprintf("%s?page=%d", base, page+1)
+	if q.Offset+q.Limit < l.total {
+		p.NextURL = pageURL(base, n+1)
 	}
 	return render(c, http.StatusOK, web.Category(p))
 }
@@ -430,8 +471,7 @@ func warningsOf(it *ingest.Item) []string {
 	return out
 }
 
-func permissionInput(it *ingest.Item) web.PermissionInput {
-	m := it.Manifest
+func permissionInput(m *manifest.Manifest) web.PermissionInput {
 	caps := m.Capabilities
 	in := web.PermissionInput{ManagedBinary: m.IsManaged(), Events: caps.Events, APIRead: caps.APIRead, APIWrite: caps.APIWrite,
 		State: caps.State, Secrets: caps.Secrets, AgentInvoke: caps.AgentInvoke, AgentConversation: caps.AgentConversation,

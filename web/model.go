@@ -1,5 +1,7 @@
 package web
 
+import "strings"
+
 // Kinds of package a card or page can describe.
 const (
 	KindPlugin    = "plugin"
@@ -59,8 +61,35 @@ type Card struct {
 
 // CategoryCount is one category filter with the number of packages in it.
 type CategoryCount struct {
-	Name  string
-	Count int
+	Name    string
+	Count   int
+	AtLeast bool // a text search stopped counting: Count is a lower bound, shown "n+"
+}
+
+// countText is the count a category filter shows.
+func countText(c CategoryCount) string {
+	if c.AtLeast {
+		return fullCount(c.Count) + "+"
+	}
+	return fullCount(c.Count)
+}
+
+// homeHeading is the results heading; a total that is a lower bound reads "1,000+ results".
+func homeHeading(p HomePage) string {
+	h := resultsHeading(p)
+	if p.TotalMore {
+		h = strings.Replace(h, resultsWord(p.Total), fullCount(p.Total)+"+ results", 1)
+	}
+	return h
+}
+
+// homeRange is "1–24 of 1,000" (of "1,000+" when the total is a lower bound).
+func homeRange(p HomePage) string {
+	r := rangeText(p.Page, p.PerPage, p.Total, len(p.Cards))
+	if p.TotalMore {
+		r += "+"
+	}
+	return r
 }
 
 // HomePage is the search and browse page at /.
@@ -74,7 +103,8 @@ type HomePage struct {
 	Featured   []Card // shown above the results when non-empty
 	Categories []CategoryCount
 	Total      int
-	Page       int // 1-based
+	TotalMore  bool // a text search stopped counting at Total: there are more
+	Page       int  // 1-based
 	PerPage    int
 	PrevURL    string
 	NextURL    string
