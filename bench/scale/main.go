@@ -98,6 +98,11 @@ func runAll(ctx context.Context, o options, out io.Writer) error {
 		defer os.RemoveAll(work)
 	}
 	fmt.Fprintf(out, "work directory %s; sizes %v; HTTP seeding budget %s per size\n\n", work, o.sizes, o.httpSeedBudget)
+	zero, err := measureZero(ctx, o, filepath.Join(work, "zero"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "empty registry (empty plugins.yaml): cold start %s, idle RSS %.1f MiB\n\n", ms(zero.cold), mib(zero.rss))
 	var all []*result
 	for _, n := range o.sizes {
 		if ctx.Err() != nil {
@@ -111,8 +116,38 @@ func runAll(ctx context.Context, o options, out io.Writer) error {
 			_ = os.RemoveAll(filepath.Join(work, "n"+strconv.Itoa(n)))
 		}
 	}
-	printSummary(out, all)
+	printSummary(out, zero, all)
 	return nil
+}
+
+// zero is the registry with nothing listed and nothing stored: the floor of memory and
+// cold start.
+type zero struct {
+	cold time.Duration
+	rss  int64
+}
+
+// measureZero starts the registry twice on an empty list and data directory (the first
+// start creates the database) and measures the second start.
+func measureZero(ctx context.Context, o options, dir string) (zero, error) {
+	list := filepath.Join(dir, "plugins.yaml")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return zero{}, err
+	}
+	if err := os.WriteFile(list, []byte("plugins: []\n"), 0o644); err != nil {
+		return zero{}, err
+	}
+	var z zero
+	for range 2 {
+		srv, err := startServer(ctx, o.registry, filepath.Join(dir, "data"), list, time.Minute)
+		if err != nil {
+			return zero{}, fmt.Errorf("empty registry: %w", err)
+		}
+		time.Sleep(2 * time.Second)
+		z = zero{cold: srv.coldStart, rss: srv.procStatus("VmRSS")}
+		srv.stop()
+	}
+	return z, nil
 }
 
 // result is everything measured at one catalogue size; err says where it stopped.

@@ -54,7 +54,7 @@ func (r *result) seedPerK() (first, last string) {
 }
 
 // printSummary prints one Markdown table: a row per measurement, a column per size.
-func printSummary(out io.Writer, all []*result) {
+func printSummary(out io.Writer, z zero, all []*result) {
 	if len(all) == 0 {
 		return
 	}
@@ -142,19 +142,22 @@ func printSummary(out io.Writer, all []*result) {
 		}
 		return ms(worst) + " (" + name + ")"
 	})
-	row("idle RSS (empty catalogue → N)", func(r *result) string { return fmt.Sprintf("%.1f → %.1f MiB", mib(r.emptyRSS), mib(r.rss)) })
-	row("**idle RSS per 1,000 plugins** (over the empty catalogue)", func(r *result) string {
+	row(fmt.Sprintf("idle RSS: empty registry %.1f MiB → N listed, none stored → N stored", mib(z.rss)), func(r *result) string {
+		return fmt.Sprintf("%.1f → %.1f MiB", mib(r.emptyRSS), mib(r.rss))
+	})
+	row("**idle RSS per 1,000 plugins** (over the empty registry)", func(r *result) string {
 		if r.rss == 0 {
 			return "–"
 		}
-		return fmt.Sprintf("%.2f MiB", mib(r.rss-r.emptyRSS)/float64(r.n)*1000)
+		return fmt.Sprintf("%.2f MiB", mib(r.rss-z.rss)/float64(r.n)*1000)
 	})
 	row("peak RSS (VmHWM) at the end", func(r *result) string { return fmt.Sprintf("%.1f MiB", mib(r.peak)) })
 	row("**cold start** (exec → /readyz 200; target < 2 s at 50k)", func(r *result) string {
 		if r.cold == 0 {
 			return "did not start"
 		}
-		return ms(r.cold) + " (" + ratio(float64(r.cold), float64(r.emptyCold)) + " of empty " + ms(r.emptyCold) + ")"
+		return fmt.Sprintf("%s (%s of the empty registry's %s; N listed, none stored: %s)", ms(r.cold),
+			ratio(float64(r.cold), float64(z.cold)), ms(z.cold), ms(r.emptyCold))
 	})
 	row("readyz at start: status, entries", func(r *result) string { return fmt.Sprintf("%s, %d", r.readyStatus, r.readyEntries) })
 	row("index.json bytes (gzip bytes)", func(r *result) string { return fmt.Sprintf("%d (%d)", r.indexBytes, r.gzBytes) })
