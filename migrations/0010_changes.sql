@@ -5,7 +5,7 @@
 CREATE TABLE changes (
     serial     INTEGER PRIMARY KEY CHECK (serial >= 1),
     package_id TEXT    CHECK (package_id IS NULL OR length(package_id) BETWEEN 1 AND 214),
-    change     TEXT    NOT NULL CHECK (change IN ('publish', 'yank', 'unyank', 'yank_all', 'deprecate', 'undeprecate', 'stats', 'list')),
+    change     TEXT    NOT NULL CHECK (change IN ('publish', 'yank', 'unyank', 'yank_all', 'deprecate', 'undeprecate', 'stats', 'list', 'compat')),
     version    TEXT    NOT NULL DEFAULT '' CHECK (length(version) <= 128),
     at         TEXT    NOT NULL,
     CHECK ((change = 'list') = (package_id IS NULL))
