@@ -166,15 +166,19 @@ func Fit(p Policy, s Snapshot) (Fitted, error) {
 	}
 	h := Header{Serial: s.Serial, GeneratedAt: s.GeneratedAt, Source: s.Source}
 	var f Fitted
-	if f.Shards, err = BuildShards(p, h, set); err != nil {
+	plans, err := PlanShards(p, h, set, nil)
+	if err != nil {
+		return Fitted{}, err
+	}
+	if f.Shards, err = buildPlans(plans); err != nil {
 		return Fitted{}, err
 	}
 	for _, sh := range f.Shards {
-		if strings.HasPrefix(sh.Name, "all.") || sh.Name == "all.json" {
+		if isIDShard(sh.Name) {
 			f.IDShards++
 		}
 	}
-	main, err := FitKandev(p, h, set, f.Shards)
+	main, err := FitKandev(p, h, set, plans)
 	if err != nil {
 		return Fitted{}, err
 	}
@@ -194,17 +198,10 @@ type Doc struct {
 	Listed int
 }
 
-// FitKandev fits the entries of set into one Kandev document under p; shards (from
-// BuildShards) are named in its partial object when it is not full.
-func FitKandev(p Policy, h Header, set *Set, shards []Shard) (Doc, error) {
-	var ids, cats []string
-	for _, sh := range shards {
-		if isIDShard(sh.Name) {
-			ids = append(ids, sh.URL)
-		} else {
-			cats = append(cats, sh.URL)
-		}
-	}
+// FitKandev fits the entries of set into one Kandev document under p; the shards (from
+// PlanShards) are named in its partial object when it is not full.
+func FitKandev(p Policy, h Header, set *Set, shards *Shards) (Doc, error) {
+	ids, cats := shards.URLs()
 	return fitDoc(p, kandevHead(h), set.ByID(), set.ByRank, set.Len(), ids, cats)
 }
 
@@ -252,10 +249,10 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 		chosen = append(chosen, e)
 	}
 	if len(chosen) == 0 && total > 0 {
-		return Doc{}, fmt.Errorf("%w: a %d-byte limit holds no entry (the smallest document with one is over it); raise --index-max-bytes", ErrNoFit, limit)
+		return Doc{}, fmt.Errorf("%w: a %d-byte host cap holds no entry (the smallest document with one is over it); raise --index-max-bytes", ErrNoFit, limit)
 	}
 	if budget < 0 {
-		return Doc{}, fmt.Errorf("%w: a %d-byte limit does not hold even the document's header and partial object", ErrNoFit, limit)
+		return Doc{}, fmt.Errorf("%w: a %d-byte host cap does not hold even the document's header and partial object; raise --index-max-bytes", ErrNoFit, limit)
 	}
 	slices.SortFunc(chosen, func(a, b *Encoded) int { return strings.Compare(a.ID, b.ID) })
 	part.Listed = len(chosen)

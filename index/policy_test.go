@@ -250,3 +250,36 @@ func TestTruncateRunes(t *testing.T) {
 		}
 	}
 }
+
+// The Curupira document gets the same guarantee: compact, then chosen, within the limit.
+func TestFitCurupiraWithinTheLimit(t *testing.T) {
+	s := syntheticSnapshot(0, 0)
+	for i := range 300 {
+		s.Extensions = append(s.Extensions, index.Extension{Name: fmt.Sprintf("@acme/ext-%03d", i), Version: "1.0.0",
+			Description: strings.Repeat("d", 300), Launch: index.Launch{Type: "npx", Package: "x", Version: "1.0.0"},
+			UpdatedAt: s.GeneratedAt.Add(-time.Duration(i) * time.Hour)})
+	}
+	full, err := index.Fit(index.Policy{}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		limit int
+		mode  string
+	}{{len(full.Curupira), index.ModeFull}, {len(full.Curupira) - 1, index.ModeCompact}, {16 << 10, index.ModeSelected}} {
+		f, err := index.Fit(index.Policy{Limit: tc.limit}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Extensions []map[string]any `json:"extensions"`
+			Partial    *index.Partial   `json:"partial"`
+		}
+		if err := json.Unmarshal(f.Curupira, &d); err != nil {
+			t.Fatal(err)
+		}
+		if f.CurupiraMode != tc.mode || len(f.Curupira) > tc.limit || (d.Partial != nil) != (tc.mode != index.ModeFull) {
+			t.Errorf("limit %d: mode %s, %d bytes, partial %+v; want %s within the limit", tc.limit, f.CurupiraMode, len(f.Curupira), d.Partial, tc.mode)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Set is the entries of one document kind, sorted by id and, on demand, by rank. Put and
@@ -141,6 +142,9 @@ type ShardPlan struct {
 	doc      Doc
 	err      error
 }
+
+// GeneratedAt is when the shard's content last changed (its document's generated_at).
+func (sp *ShardPlan) GeneratedAt() time.Time { return sp.header.GeneratedAt }
 
 // Doc builds the shard's document (once).
 func (sp *ShardPlan) Doc() (Doc, error) {
@@ -313,6 +317,10 @@ func BuildShards(p Policy, h Header, set *Set) ([]Shard, error) {
 	if err != nil {
 		return nil, err
 	}
+	return buildPlans(plans)
+}
+
+func buildPlans(plans *Shards) ([]Shard, error) {
 	out := make([]Shard, 0, len(plans.Plans))
 	for _, sp := range plans.Plans {
 		d, err := sp.Doc()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/manifest"
@@ -139,4 +140,41 @@ func (s *Service) backfillCardsOnce(ctx context.Context) {
 		s.log.Info("cards written for releases stored before cards existed", "releases", n)
 	}
 	s.cardsDone = true
+}
+
+// manifestCacheSize is how many parsed manifests Service.Manifest keeps: the plugin pages
+// read most recently.
+const manifestCacheSize = 256
+
+// manifestCache keeps up to max parsed manifests by release id, dropping the oldest added.
+type manifestCache struct {
+	mu    sync.Mutex
+	max   int
+	m     map[int64]any
+	order []int64
+}
+
+func newManifestCache(max int) *manifestCache {
+	return &manifestCache{max: max, m: map[int64]any{}}
+}
+
+func (c *manifestCache) get(id int64) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[id]
+	return v, ok
+}
+
+func (c *manifestCache) put(id int64, v any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[id]; ok {
+		return
+	}
+	if len(c.order) >= c.max {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[id] = v
+	c.order = append(c.order, id)
 }

@@ -1,17 +1,16 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/index"
@@ -21,14 +20,13 @@ import (
 	"github.com/pluginyard/registry/version"
 )
 
-// Document is one built index document, ready to serve: plain and gzip bytes and their
-// validators.
+// Document is one built index document, ready to serve: its bytes and validators; its file
+// (BodyFile) and gzip representation (Gzip) are made once, on first use, off the write path.
 type Document struct {
 	Body         []byte
-	Gzip         []byte
 	ETag         string
 	LastModified time.Time
-	File         string // Body on disk, for zero-copy serving; "" when only in memory
+	lazy         *docLazy
 }
 
 // Documents are the index documents of one rebuild.
@@ -36,9 +34,14 @@ type Documents struct {
 	Kandev   Document
 	Curupira Document
 	Serial   int64
-	Plugins  int // entries in the Kandev document
+	Plugins  int // entries in the catalogue (the Kandev and Curupira documents' scope)
+	// Listed is how many entries index.json holds (Plugins unless it is partial); Mode
+	// is index.ModeFull, ModeCompact or ModeSelected.
+	Listed int
+	Mode   string
 	// Signatures sign both documents (nil when no key is configured, or for a fallback).
 	Signatures *IndexSignatures
+	shards     *shardDocs
 }
 
 // IndexRefusal records a rebuild that was refused, the previous documents kept.
@@ -49,15 +52,16 @@ type IndexRefusal struct {
 
 // Item is a listed package with its latest non-yanked release, as pages and the API show it.
 type Item struct {
-	ID        string
-	Kind      string // plugin | canvas | extension
-	Entry     *index.Entry
-	ExtEntry  *index.ExtensionEntry
-	Package   *store.Package
-	Latest    *store.Release
-	Card      *store.Card         // what lists and indexes need from Latest's manifest
-	Manifest  *manifest.Manifest  // plugins and canvases
-	Extension *extension.Manifest // extensions
+	ID       string
+	Kind     string // plugin | canvas | extension
+	Entry    *index.Entry
+	ExtEntry *index.ExtensionEntry
+	Package  *store.Package
+	Latest   *store.Release
+	// Card is what lists and indexes need from Latest's manifest (stored at publish); the
+	// whole manifest of a plugin is Service.Manifest, loaded for the one page that shows it.
+	Card      *store.Card
+	Extension *extension.Manifest // extensions: the card's fields, as the manifest type
 	Signature *signature.Result
 	IconURL   string
 	Downloads int64 // every version
@@ -67,29 +71,26 @@ type Item struct {
 	UpdatedAt    time.Time
 }
 
-// Name is the display name.
+// Name is the display name (extensions: their name, the id).
 func (it *Item) Name() string {
-	if it.Manifest != nil {
-		return it.Manifest.Name()
+	if it.Card != nil && it.Kind != "extension" {
+		return it.Card.Name
 	}
 	return it.ID
 }
 
 // Description is the manifest's description.
 func (it *Item) Description() string {
-	switch {
-	case it.Manifest != nil:
-		return it.Manifest.Description
-	case it.Extension != nil:
-		return it.Extension.Description
+	if it.Card != nil {
+		return it.Card.Description
 	}
 	return ""
 }
 
 // Author is the manifest's author (extensions: the repository owner).
 func (it *Item) Author() string {
-	if it.Manifest != nil {
-		return it.Manifest.Author
+	if it.Kind != "extension" && it.Card != nil {
+		return it.Card.Author
 	}
 	if it.ExtEntry != nil {
 		owner, _, _ := strings.Cut(it.ExtEntry.Repo, "/")
@@ -100,8 +101,8 @@ func (it *Item) Author() string {
 
 // Categories are the manifest's categories, else the curated list's.
 func (it *Item) Categories() []string {
-	if it.Manifest != nil && len(it.Manifest.Categories) > 0 {
-		return it.Manifest.Categories
+	if it.Kind != "extension" && it.Card != nil && len(it.Card.Categories) > 0 {
+		return it.Card.Categories
 	}
 	if it.Entry != nil && len(it.Entry.Categories) > 0 {
 		return it.Entry.Categories
@@ -120,12 +121,12 @@ func (it *Item) RepoURL() string {
 		return "https://github.com/" + it.Entry.Repo
 	case it.ExtEntry != nil && it.ExtEntry.Repo != "":
 		return "https://github.com/" + it.ExtEntry.Repo
-	case it.Manifest != nil:
-		return it.Manifest.RepoURL
-	case it.Extension != nil:
-		return it.Extension.Repository
+	case it.Card == nil:
+		return ""
+	case it.Kind == "extension":
+		return it.Card.Repository
 	}
-	return ""
+	return it.Card.RepoURL
 }
 
 // Featured reports the curated featured flag.
@@ -133,24 +134,48 @@ func (it *Item) Featured() bool {
 	return (it.Entry != nil && it.Entry.Featured) || (it.ExtEntry != nil && it.ExtEntry.Featured)
 }
 
-// Catalog is the in-memory view of what is listed, rebuilt with the documents.
+// Catalog is the in-memory view of what is listed, rebuilt with the documents. A catalog
+// in force is never changed: a change makes a new one that shares the unchanged items.
 type Catalog struct {
 	Items  []*Item // sorted by id
-	byID   map[string]*Item
-	byFile map[string]string // file id (see FileID) → package id, listed or not
-	views  viewsOnce         // listing orders and aggregates, computed once per catalog (views.go)
+	byFile *fileIDs
+	views  viewsOnce // listing orders and aggregates, computed once per catalog (views.go)
 }
 
 // Item returns a listed package by id.
 func (c *Catalog) Item(id string) (*Item, bool) {
-	it, ok := c.byID[id]
-	return it, ok
+	i, ok := slices.BinarySearchFunc(c.Items, id, func(it *Item, id string) int { return strings.Compare(it.ID, id) })
+	if !ok {
+		return nil, false
+	}
+	return c.Items[i], true
 }
 
 // PackageIDForFile maps the id part of a package URL back to the package id.
 func (c *Catalog) PackageIDForFile(fileID string) (string, bool) {
-	id, ok := c.byFile[fileID]
+	return c.byFile.get(fileID)
+}
+
+// fileIDs maps file ids (see FileID) to package ids, listed or not. Releases are never
+// deleted, so it only grows; catalogs share it.
+type fileIDs struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+func newFileIDs() *fileIDs { return &fileIDs{m: map[string]string{}} }
+
+func (f *fileIDs) get(fileID string) (string, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	id, ok := f.m[fileID]
 	return id, ok
+}
+
+func (f *fileIDs) add(id string) {
+	f.mu.Lock()
+	f.m[FileID(id)] = id
+	f.mu.Unlock()
 }
 
 // Documents returns the documents in force (nil before the first rebuild).
@@ -161,15 +186,16 @@ func (s *Service) Catalog() *Catalog {
 	if c := s.catalog.Load(); c != nil {
 		return c
 	}
-	return &Catalog{byID: map[string]*Item{}, byFile: map[string]string{}}
+	return &Catalog{byFile: newFileIDs()}
 }
 
 // LastRefusal returns the last refused rebuild, if any.
 func (s *Service) LastRefusal() *IndexRefusal { return s.refusal.Load() }
 
 // Rebuild recomputes the catalog and the index documents from the store and swaps them in
-// atomically. A rebuild that would exceed the host size cap, or drop more than MaxShrink of
-// the listed entries at once, is refused and the previous documents stay.
+// atomically. A rebuild that would drop more than MaxShrink of the listed entries at once
+// is refused and the previous documents stay. The catalogue's size never refuses one: the
+// size policy (index.Policy) fits index.json within the host limit and shards the rest.
 func (s *Service) Rebuild(ctx context.Context) error { return s.rebuild(ctx, false) }
 
 // ForceRebuild rebuilds without the shrink guard (an admin who really delisted half). When
@@ -191,50 +217,63 @@ func (s *Service) rebuild(ctx context.Context, force bool) error {
 	return err
 }
 
-// rebuildLocked builds from the store with list l and installs the result; rebuildMu is held.
+// rebuildLocked builds everything from the store with list l and installs the result;
+// rebuildMu is held.
 func (s *Service) rebuildLocked(ctx context.Context, l *index.List, force bool) (err error) {
 	start := time.Now()
 	defer func() { s.observeRebuild(start, s.docs.Load(), err) }()
 	if s.failRebuild != nil {
 		if err := s.failRebuild(); err != nil {
+			s.built = nil
 			return err
 		}
 	}
 	st, err := s.loadState(ctx, l)
 	if err != nil {
+		s.built = nil
 		return err
 	}
-	cat, docs, err := s.build(ctx, st, force)
+	b, cat, docs, err := s.build(ctx, st, force)
 	var lim *limitError
 	if errors.As(err, &lim) {
 		return s.refuseRebuild(lim.Error())
 	}
 	if err != nil {
+		s.built = nil
 		return err
 	}
 	if s.beforeInstall != nil {
 		s.beforeInstall()
 	}
-	return s.install(ctx, l, cat, docs)
+	return s.install(ctx, b, cat, docs, nil)
 }
 
-// install puts a list, its catalog and its documents in force together.
-func (s *Service) install(ctx context.Context, l *index.List, cat *Catalog, docs *Documents) error {
+// install puts a list, its catalog and its documents in force together. changed names the
+// packages an incremental build touched (their search rows are rewritten); nil means a
+// full build, whose search rows replace the table unless it already holds them.
+func (s *Service) install(ctx context.Context, b *built, cat *Catalog, docs *Documents, changed []string) error {
 	if err := s.signDocuments(ctx, docs); err != nil {
+		s.built = nil
 		return err
 	}
-	if err := s.store.ReplaceSearch(ctx, searchDocs(cat)); err != nil {
+	if err := s.syncSearch(ctx, b, cat, changed); err != nil {
+		s.built = nil
 		return err
 	}
-	s.writeDocFiles(docs)
-	s.list.Store(l)
+	s.built = b
+	s.list.Store(b.list)
 	s.catalog.Store(cat)
 	s.docs.Store(docs)
 	if s.refusedList == nil { // a refused reload stays reported until a list is in force
 		s.refusal.Store(nil)
 	}
-	s.keepLastGood(docs)
-	s.previews.request(s.ctx, l) // copies the list's new preview images, in the background
+	s.fallback.Store(nil)
+	if s.ctx.Err() == nil { // after Close nothing more is written
+		s.persist.request(docs) // the last good copy, off the write path
+	}
+	if changed == nil {
+		s.previews.request(s.ctx, b.list) // copies the list's new preview images, in the background
+	}
 	return nil
 }
 
@@ -251,34 +290,67 @@ func shrinkReason(before, after int, maxShrink float64) string {
 	return fmt.Sprintf("the catalog would shrink from %d to %d entries at once (more than %.0f%%); if that is intended, reload with force", before, after, maxShrink*100)
 }
 
-// buildCatalog picks each listed package's latest non-yanked release (by version.Compare).
-func (s *Service) buildCatalog(ctx context.Context, st *state) (*Catalog, error) {
-	cat := &Catalog{byID: map[string]*Item{}, byFile: map[string]string{}}
-	latest, newest, downloads := map[string]*store.Release{}, map[string]*store.Release{}, map[string]int64{}
-	for _, r := range st.rels {
-		cat.byFile[FileID(r.PackageID)] = r.PackageID
-		downloads[r.PackageID] += r.Downloads
-		if cur, ok := newest[r.PackageID]; !ok || version.Compare(r.Version, cur.Version) > 0 {
-			newest[r.PackageID] = r
+// itemFor is the catalog item of package id in list l: its latest non-yanked release
+// (by version.Compare) whose blob is whole; nil when it is not listed for that kind or has
+// no such release.
+func (s *Service) itemFor(ctx context.Context, li *listIndex, id string, rels []*store.Release, pkg *store.Package) (*Item, error) {
+	var latest, newest *store.Release
+	var downloads int64
+	for _, r := range rels {
+		downloads += r.Downloads
+		if newest == nil || version.Compare(r.Version, newest.Version) > 0 {
+			newest = r
 		}
 		if r.Yanked || s.BlobDamaged(r.SHA256) { // a damaged blob cannot be installed
 			continue
 		}
-		if cur, ok := latest[r.PackageID]; !ok || version.Compare(r.Version, cur.Version) > 0 {
-			latest[r.PackageID] = r
+		if latest == nil || version.Compare(r.Version, latest.Version) > 0 {
+			latest = r
 		}
 	}
-	for _, it := range s.listedItemsOf(st.list, latest, st.pkgs, downloads) {
-		if err := s.fillItem(ctx, it); err != nil {
-			return nil, err
-		}
-		if n := newest[it.ID]; n != nil && n.Yanked {
-			it.YankedNewest = n.Version
-		}
-		cat.Items = append(cat.Items, it)
-		cat.byID[it.ID] = it
+	if latest == nil {
+		return nil, nil
 	}
-	return cat, nil
+	it := &Item{ID: id, Kind: latest.Kind, Package: pkg, Latest: latest, Downloads: downloads}
+	if latest.Kind == "extension" {
+		if it.ExtEntry = li.extensions[id]; it.ExtEntry == nil {
+			return nil, nil
+		}
+	} else if it.Entry = li.plugins[id]; it.Entry == nil {
+		return nil, nil
+	}
+	if err := s.fillItem(ctx, it); err != nil {
+		return nil, err
+	}
+	if newest.Yanked {
+		it.YankedNewest = newest.Version
+	}
+	return it, nil
+}
+
+// listIndex finds a list's entries by id.
+type listIndex struct {
+	list       *index.List
+	plugins    map[string]*index.Entry
+	extensions map[string]*index.ExtensionEntry
+}
+
+func newListIndex(l *index.List) *listIndex {
+	li := &listIndex{list: l, plugins: map[string]*index.Entry{}, extensions: map[string]*index.ExtensionEntry{}}
+	if l == nil {
+		return li
+	}
+	for i := range l.Plugins {
+		if _, dup := li.plugins[l.Plugins[i].ID]; !dup {
+			li.plugins[l.Plugins[i].ID] = &l.Plugins[i]
+		}
+	}
+	for i := range l.Extensions {
+		if _, dup := li.extensions[l.Extensions[i].Name]; !dup {
+			li.extensions[l.Extensions[i].Name] = &l.Extensions[i]
+		}
+	}
+	return li
 }
 
 func (s *Service) fillItem(ctx context.Context, it *Item) error {
@@ -288,15 +360,8 @@ func (s *Service) fillItem(ctx context.Context, it *Item) error {
 		return err
 	}
 	it.Card = card
-	parsed, err := s.parsedManifest(ctx, r)
-	if err != nil {
-		return err
-	}
-	switch m := parsed.(type) {
-	case *manifest.Manifest:
-		it.Manifest = m
-	case *extension.Manifest:
-		it.Extension = m
+	if it.Kind == "extension" {
+		it.Extension = extensionOfCard(card)
 	}
 	if len(r.Signature) > 0 {
 		var sig signature.Result
@@ -315,23 +380,52 @@ func (s *Service) fillItem(ctx context.Context, it *Item) error {
 	return nil
 }
 
-// parsedManifest parses a release's stored manifest once; releases never change.
+// extensionOfCard is the manifest of an extension as its card records it.
+func extensionOfCard(c *store.Card) *extension.Manifest {
+	m := &extension.Manifest{Name: c.Name, Version: c.Version, Description: c.Description, ProtocolVersion: c.ProtocolVersion,
+		Runtime: c.Runtime, TriggerTypes: c.TriggerTypes, License: c.License, Repository: c.Repository}
+	if c.Launch != nil {
+		m.Launch = extension.Launch{Type: c.Launch.Type, Package: c.Launch.Package, Version: c.Launch.Version,
+			Command: c.Launch.Command, Args: c.Launch.Args}
+	}
+	return m
+}
+
+// parsedManifest parses a release's stored manifest; the cache keeps the last few parsed
+// (a plugin's page shows its whole manifest; nothing else parses one).
 func (s *Service) parsedManifest(ctx context.Context, r *store.Release) (any, error) {
 	if r.ID == 0 {
 		return parseStored(r) // a candidate release, not stored yet: nothing to cache by
 	}
-	if v, ok := s.cache.Load(r.ID); ok {
+	if v, ok := s.manifests.get(r.ID); ok {
 		return v, nil
 	}
-	if err := s.store.FillManifests(ctx, []*store.Release{r}); err != nil {
+	c := *r // the caller's release stays without its manifest bytes
+	c.Manifest = nil
+	if err := s.store.FillManifests(ctx, []*store.Release{&c}); err != nil {
 		return nil, err
 	}
-	v, err := parseStored(r)
+	v, err := parseStored(&c)
 	if err != nil {
 		return nil, err
 	}
-	s.cache.Store(r.ID, v)
+	s.manifests.put(r.ID, v)
 	return v, nil
+}
+
+// Manifest is the whole parsed manifest of a plugin's or canvas's latest release, for the
+// one page that shows it (lists and indexes use Item.Card). Parsed manifests are cached,
+// a bounded number of them.
+func (s *Service) Manifest(ctx context.Context, it *Item) (*manifest.Manifest, error) {
+	v, err := s.parsedManifest(ctx, it.Latest)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(*manifest.Manifest)
+	if !ok {
+		return nil, fmt.Errorf("ingest: %s@%s is an extension, it has no manifest.yaml", it.ID, it.Latest.Version)
+	}
+	return m, nil
 }
 
 func parseStored(r *store.Release) (any, error) {
@@ -349,81 +443,23 @@ func parseStored(r *store.Release) (any, error) {
 	return m, nil
 }
 
-func (s *Service) buildDocuments(cat *Catalog, serial int64) (*Documents, error) {
-	b, err := s.buildBodies(cat, serial)
-	if err != nil {
-		return nil, err
-	}
-	kd, err := newDocument(b.kandev, b.at)
-	if err != nil {
-		return nil, err
-	}
-	cd, err := newDocument(b.curupira, b.at)
-	if err != nil {
-		return nil, err
-	}
-	return &Documents{Kandev: kd, Curupira: cd, Serial: serial, Plugins: b.entries}, nil
-}
-
-// bodies are the documents' bytes before compression.
-type bodies struct {
-	kandev, curupira []byte
-	entries          int
-	at               time.Time
-}
-
-// buildBodies renders the documents of cat and checks them against the host limit (a
-// *limitError when over it).
-func (s *Service) buildBodies(cat *Catalog, serial int64) (bodies, error) {
-	b := bodies{at: s.now()}
-	snap := index.Snapshot{Serial: serial, GeneratedAt: b.at,
-		Source: index.Source{Name: s.cfg.SourceName, URL: s.cfg.PublicURL + "/index.json"}}
-	for _, it := range cat.Items {
-		if it.Kind == "extension" {
-			snap.Extensions = append(snap.Extensions, s.extensionEntry(it))
-		} else {
-			snap.Plugins = append(snap.Plugins, s.pluginEntry(it))
-		}
-	}
-	b.entries = len(snap.Plugins) + len(snap.Extensions)
-	var err error
-	if b.kandev, err = index.BuildKandev(snap); err != nil {
-		return b, &limitError{Rule: "index.invalid", Reason: err.Error()}
-	}
-	if len(b.kandev) > s.cfg.MaxIndexBytes {
-		return b, sizeError("index.json", len(b.kandev), s.cfg.MaxIndexBytes)
-	}
-	if b.curupira, err = index.BuildCurupira(snap); err != nil {
-		return b, &limitError{Rule: "index.invalid", Reason: err.Error()}
-	}
-	if len(b.curupira) > s.cfg.MaxIndexBytes {
-		return b, sizeError("curupira/index.json", len(b.curupira), s.cfg.MaxIndexBytes)
-	}
-	return b, nil
-}
-
-func newDocument(body []byte, at time.Time) (Document, error) {
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return Document{}, err
-	}
-	if _, err := zw.Write(body); err != nil {
-		return Document{}, err
-	}
-	if err := zw.Close(); err != nil {
-		return Document{}, err
-	}
+// newDocument is a document of body; its gzip is made on first use (Gzip).
+func newDocument(body []byte, at time.Time) Document {
 	sum := sha256.Sum256(body)
-	return Document{Body: body, Gzip: buf.Bytes(), ETag: `"` + hex.EncodeToString(sum[:16]) + `"`,
-		LastModified: at.Truncate(time.Second)}, nil
+	return Document{Body: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, LastModified: at.Truncate(time.Second),
+		lazy: &docLazy{}}
+}
+
+// searchDoc is the search row of one item.
+func searchDoc(it *Item) store.SearchDoc {
+	return store.SearchDoc{ID: it.ID, Name: it.Name(), Description: it.Description(), Author: it.Author(),
+		Categories: it.Categories(), Kind: it.Kind, UpdatedAt: it.UpdatedAt, Downloads: it.Downloads}
 }
 
 func searchDocs(cat *Catalog) []store.SearchDoc {
 	docs := make([]store.SearchDoc, 0, len(cat.Items))
 	for _, it := range cat.Items {
-		docs = append(docs, store.SearchDoc{ID: it.ID, Name: it.Name(), Description: it.Description(), Author: it.Author(),
-			Categories: it.Categories(), Kind: it.Kind, UpdatedAt: it.UpdatedAt, Downloads: it.Downloads})
+		docs = append(docs, searchDoc(it))
 	}
 	return docs
 }

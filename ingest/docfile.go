@@ -1,42 +1,102 @@
 package ingest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/pluginyard/registry/index"
 )
 
 // docDir is where the built documents are also kept as files, under the data directory,
 // so the server can hand them to the kernel (sendfile) as a static file server would. They
-// are derived data: rewritten by every rebuild, including the one at start.
+// are derived data, written on first use of each document (BodyFile, Gzip).
 const docDir = "index"
 
-// writeDocFiles writes each document's body to a file named by its ETag and records the
-// path; files of earlier rebuilds are removed (a request that has one open keeps reading
-// it). A failure only costs the fast path: the bytes are still served from memory.
-func (s *Service) writeDocFiles(docs *Documents) {
-	dir := filepath.Join(s.store.Dir(), docDir)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		s.log.Warn("index documents stay in memory only", "err", err)
-		return
+// GzipLevel is the compression level of the documents' gzip representation: a document
+// is compressed once per serial, off the write path, and served many times.
+const GzipLevel = gzip.BestCompression
+
+// docLazy is what a document makes on first use, shared by its copies: its body's file,
+// its gzip bytes and their file.
+type docLazy struct {
+	dir      string // where the files go; "" keeps them in memory only
+	name     string // "kandev" | "curupira" | a shard's name
+	bodyOnce sync.Once
+	bodyFile string
+	gzOnce   sync.Once
+	gzReady  atomic.Bool
+	gz       []byte
+	gzFile   string
+}
+
+// BodyFile is the document's body on disk, written on first call, for zero-copy serving;
+// "" when it could not be written (the bytes are then served from memory).
+func (d *Document) BodyFile() string {
+	if d.lazy == nil {
+		return ""
 	}
-	keep := map[string]bool{}
-	for name, d := range map[string]*Document{"kandev": &docs.Kandev, "curupira": &docs.Curupira} {
-		path := filepath.Join(dir, fmt.Sprintf("%s-%s.json", name, strings.Trim(d.ETag, `"`)))
-		if err := writeAtomic(path, d.Body); err != nil {
-			s.log.Warn("index document stays in memory only", "path", path, "err", err)
-			continue
+	l := d.lazy
+	l.bodyOnce.Do(func() {
+		if l.dir == "" {
+			return
 		}
-		d.File = path
-		keep[path] = true
-	}
-	old, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	for _, p := range old {
-		if !keep[p] {
-			_ = os.Remove(p)
+		path := filepath.Join(l.dir, fmt.Sprintf("%s-%s.json", l.name, strings.Trim(d.ETag, `"`)))
+		if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(d.Body)) {
+			l.bodyFile = path
+			return
 		}
+		if err := os.MkdirAll(l.dir, 0o750); err == nil && writeAtomic(path, d.Body) == nil {
+			l.bodyFile = path
+		}
+	})
+	return l.bodyFile
+}
+
+// Gzip is the document's gzip representation, compressed on first call (callers at the
+// same time wait for the one compression).
+func (d *Document) Gzip() []byte {
+	gz, _ := d.gzip()
+	return gz
+}
+
+// GzipFile is the file holding Gzip's bytes ("" when only in memory); it compresses first
+// when needed.
+func (d *Document) GzipFile() string {
+	_, f := d.gzip()
+	return f
+}
+
+// GzipReady reports whether Gzip would answer without compressing.
+func (d *Document) GzipReady() bool { return d.lazy != nil && d.lazy.gzReady.Load() }
+
+func (d *Document) gzip() ([]byte, string) {
+	if d.lazy == nil {
+		d.lazy = &docLazy{}
 	}
+	l := d.lazy
+	l.gzOnce.Do(func() {
+		var buf bytes.Buffer
+		buf.Grow(len(d.Body) / 4)
+		zw, _ := gzip.NewWriterLevel(&buf, GzipLevel) // a valid constant level: no error
+		_, _ = zw.Write(d.Body)                       // writes to a bytes.Buffer do not fail
+		_ = zw.Close()
+		l.gz = buf.Bytes()
+		if l.dir != "" {
+			path := filepath.Join(l.dir, fmt.Sprintf("%s-%s.json.gz", l.name, strings.Trim(d.ETag, `"`)))
+			if err := os.MkdirAll(l.dir, 0o750); err == nil && writeAtomic(path, l.gz) == nil {
+				l.gzFile = path
+			}
+		}
+		l.gzReady.Store(true)
+	})
+	return l.gz, l.gzFile
 }
 
 func writeAtomic(path string, data []byte) error {
@@ -45,4 +105,120 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// shardDocs are the shard documents of one build, each made on first request from its
+// plan (index.ShardPlan), so that a change builds none and a request builds only its own.
+// A plan a later build keeps (unchanged entries) keeps its document and validators.
+type shardDocs struct {
+	plans *index.Shards
+	dir   string
+	mu    sync.Mutex
+	docs  map[*index.ShardPlan]*Document
+}
+
+func newShardDocs(plans *index.Shards, dir string, prev *shardDocs) *shardDocs {
+	sd := &shardDocs{plans: plans, dir: dir, docs: map[*index.ShardPlan]*Document{}}
+	if prev == nil {
+		return sd
+	}
+	prev.mu.Lock()
+	defer prev.mu.Unlock()
+	for _, p := range plans.Plans {
+		if d, ok := prev.docs[p]; ok {
+			sd.docs[p] = d
+		}
+	}
+	return sd
+}
+
+// Shard returns the shard document named name ("tools.json", "all.a.json"), built on first
+// use; false when no shard has that name.
+func (d *Documents) Shard(name string) (*Document, bool, error) {
+	if d.shards == nil {
+		return nil, false, nil
+	}
+	sp, ok := d.shards.plans.Plan(name)
+	if !ok {
+		return nil, false, nil
+	}
+	sd := d.shards
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	if doc, ok := sd.docs[sp]; ok {
+		return doc, true, nil
+	}
+	doc, err := sp.Doc()
+	if err != nil {
+		return nil, true, err
+	}
+	built := newDocument(doc.Body, sp.GeneratedAt())
+	built.lazy.dir, built.lazy.name = sd.dir, "shard-"+strings.TrimSuffix(name, ".json")
+	sd.docs[sp] = &built
+	return &built, true, nil
+}
+
+// ShardURLs are the shard documents' URLs: the id shards (together, every entry in full)
+// and the category shards.
+func (d *Documents) ShardURLs() (ids, categories []string) {
+	if d == nil || d.shards == nil {
+		return []string{}, []string{}
+	}
+	return d.shards.plans.URLs()
+}
+
+// Partial reports whether index.json holds fewer than every entry in full (then the shards
+// hold the rest, and the home page and /docs name them).
+func (d *Documents) Partial() bool { return d != nil && d.Mode != "" && d.Mode != index.ModeFull }
+
+// persister writes the last good documents (fsynced) off the write path: the newest
+// documents in force are written once the previous write is done; documents superseded
+// before their turn are skipped. Close waits for the write under way and the one pending.
+type persister struct {
+	mu      sync.Mutex
+	pending *Documents
+	running bool
+	idle    *sync.Cond
+	write   func(*Documents)
+}
+
+func newPersister(write func(*Documents)) *persister {
+	p := &persister{write: write}
+	p.idle = sync.NewCond(&p.mu)
+	return p
+}
+
+func (p *persister) request(docs *Documents) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pending = docs
+	if !p.running {
+		p.running = true
+		go p.loop()
+	}
+}
+
+func (p *persister) loop() {
+	for {
+		p.mu.Lock()
+		docs := p.pending
+		p.pending = nil
+		if docs == nil {
+			p.running = false
+			p.idle.Broadcast()
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		p.write(docs)
+	}
+}
+
+// wait returns once nothing is pending or being written.
+func (p *persister) wait() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.running {
+		p.idle.Wait()
+	}
 }

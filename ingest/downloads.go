@@ -33,7 +33,7 @@ func (d *downloadCounter) add(id int64) {
 
 // flush writes the pending counts in one transaction and returns how many downloads it
 // wrote; on failure the batch is kept for the next flush.
-func (d *downloadCounter) flush(ctx context.Context) (int64, error) {
+func (d *downloadCounter) flush(ctx context.Context) (int64, []int64, error) {
 	d.mu.Lock()
 	batch := d.pending
 	d.pending = map[store.DownloadDay]int64{}
@@ -44,34 +44,36 @@ func (d *downloadCounter) flush(ctx context.Context) (int64, error) {
 			d.pending[k] += n
 		}
 		d.mu.Unlock()
-		return 0, err
+		return 0, nil, err
 	}
 	var n int64
-	for _, c := range batch {
+	rels := make([]int64, 0, len(batch))
+	for k, c := range batch {
 		n += c
+		rels = append(rels, k.ReleaseID)
 	}
-	return n, nil
+	return n, rels, nil
 }
 
 // run flushes every `every` until ctx ends, then once more; after each flush that wrote
 // something it calls counted (which refreshes the documents' totals).
-func (d *downloadCounter) run(ctx context.Context, every time.Duration, counted func()) {
+func (d *downloadCounter) run(ctx context.Context, every time.Duration, counted func(rels []int64)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			if _, err := d.flush(context.WithoutCancel(ctx)); err != nil {
+			if _, _, err := d.flush(context.WithoutCancel(ctx)); err != nil {
 				d.log.Error("flush downloads", "err", err)
 			}
 			return
 		case <-t.C:
-			n, err := d.flush(ctx)
+			n, rels, err := d.flush(ctx)
 			if err != nil {
 				d.log.Error("flush downloads", "err", err)
 			}
 			if n > 0 {
-				counted()
+				counted(rels)
 			}
 		}
 	}

@@ -40,7 +40,7 @@ func TestDownloadsCountOnTheirDay(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.flush(ctx); err == nil {
+	if _, _, err := d.flush(ctx); err == nil {
 		t.Fatal("flush to a closed store succeeded")
 	}
 	st2, err := store.Open(ctx, st.Dir())
@@ -49,7 +49,7 @@ func TestDownloadsCountOnTheirDay(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st2.Close() })
 	d.store = st2
-	if _, err := d.flush(ctx); err != nil {
+	if _, _, err := d.flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	days, err := st2.DailyDownloads(ctx, "acme", "2026-11-01")

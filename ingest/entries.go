@@ -8,15 +8,16 @@ import (
 	"github.com/pluginyard/registry/verify/signature"
 )
 
-// pluginEntry maps a listed plugin or canvas to its Kandev index entry.
+// pluginEntry maps a listed plugin or canvas to its Kandev index entry, from its card.
 func (s *Service) pluginEntry(it *Item) index.Plugin {
-	m, e, r := it.Manifest, it.Entry, it.Latest
+	c, e, r := it.Card, it.Entry, it.Latest
 	p := index.Plugin{
-		ID: it.ID, Kind: it.Kind, Name: m.Name(), Description: m.Description, Author: m.Author,
+		ID: it.ID, Kind: it.Kind, Name: c.Name, Description: c.Description, Author: c.Author,
 		Categories: it.Categories(), IconURL: it.IconURL, RepoURL: it.RepoURL(), Version: r.Version,
-		MinKandevVersion: m.MinKandevVersion, PackageURL: s.PackageURL(it.ID, r.Version), PackageSHA256: r.SHA256,
+		MinKandevVersion: c.MinKandevVersion, PackageURL: s.PackageURL(it.ID, r.Version), PackageSHA256: r.SHA256,
 		Stars: starsOf(it), UpdatedAt: it.UpdatedAt, Downloads: it.Downloads, Signature: signatureSummary(it.Signature),
 		Featured: e.Featured, Official: e.Official, VersionsURL: fmt.Sprintf("%s/api/v1/plugins/%s", s.cfg.PublicURL, it.ID),
+		License: c.License, APIVersion: c.APIVersion, Platforms: c.Platforms,
 	}
 	for _, pv := range e.Previews {
 		ip := index.Preview{URL: pv.URL, Alt: pv.Alt}
@@ -25,11 +26,9 @@ func (s *Service) pluginEntry(it *Item) index.Plugin {
 		}
 		p.Previews = append(p.Previews, ip)
 	}
-	if m.Distribution != nil {
-		p.License = m.Distribution.License
-		p.Permissions = permissionsOf(it)
-	} else {
-		p.License = m.License
+	if c.Distribution && c.Permissions != nil {
+		p.Permissions = &index.Permissions{Reads: c.Permissions.Reads, Writes: c.Permissions.Writes, Events: c.Permissions.Events,
+			SharedState: c.Permissions.SharedState, ExternalOrigins: c.Permissions.ExternalOrigins}
 	}
 	if it.Signature != nil && it.Signature.Type == "sigstore" && it.Signature.RepositoryID != "" {
 		owner, _, _ := strings.Cut(it.Signature.Repository, "/")
@@ -49,18 +48,6 @@ func (s *Service) extensionEntry(it *Item) index.Extension {
 		Launch:     index.Launch{Type: m.Launch.Type, Package: m.Launch.Package, Version: m.Launch.Version, Command: m.Launch.Command, Args: m.Launch.Args},
 		PackageURL: s.PackageURL(it.ID, r.Version), PackageSHA256: r.SHA256, RepoURL: it.RepoURL(),
 		Signature: signatureSummary(it.Signature), UpdatedAt: it.UpdatedAt}
-}
-
-func permissionsOf(it *Item) *index.Permissions {
-	m := it.Manifest
-	p := &index.Permissions{Reads: m.Capabilities.APIRead, Writes: m.Capabilities.APIWrite, Events: m.Capabilities.Events,
-		SharedState: m.Capabilities.State}
-	if m.UI != nil {
-		for _, w := range m.UI.WebApps {
-			p.ExternalOrigins = append(p.ExternalOrigins, w.NetworkOrigins...)
-		}
-	}
-	return p
 }
 
 func starsOf(it *Item) *int {

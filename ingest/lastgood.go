@@ -75,13 +75,42 @@ func (s *Service) lastGoodPath(name string) string {
 	return filepath.Join(s.store.Dir(), docDir, lastGoodDir, name)
 }
 
-// keepLastGood persists docs, just swapped in by a successful rebuild, as the last good
-// documents, and ends any fallback. A failure costs only the freshness of the fallback: the
+// writePersisted persists docs, put in force by a successful build, as the last good
+// documents (the persister calls it, off the write path), then removes the document files
+// of builds no longer in force. A failure costs only the freshness of the fallback: the
 // documents are in force either way, so it is logged, not returned.
-func (s *Service) keepLastGood(docs *Documents) {
-	s.fallback.Store(nil)
+func (s *Service) writePersisted(docs *Documents) {
 	if err := s.writeLastGood(docs); err != nil {
 		s.log.Error("the last good index documents were not persisted; a refused rebuild at the next start would serve older ones", "err", err)
+	}
+	s.removeStaleDocFiles()
+}
+
+// removeStaleDocFiles removes the document files (BodyFile, GzipFile) of documents no
+// longer in force; a request that has one open keeps reading it.
+func (s *Service) removeStaleDocFiles() {
+	cur := s.docs.Load()
+	if cur == nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, d := range []*Document{&cur.Kandev, &cur.Curupira} {
+		keep[strings.Trim(d.ETag, `"`)] = true
+	}
+	if cur.shards != nil {
+		cur.shards.mu.Lock()
+		for _, d := range cur.shards.docs {
+			keep[strings.Trim(d.ETag, `"`)] = true
+		}
+		cur.shards.mu.Unlock()
+	}
+	old, _ := filepath.Glob(filepath.Join(s.docFileDir(), "*.json*"))
+	for _, p := range old {
+		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(p), ".gz"), ".json")
+		if i := strings.LastIndexByte(name, '-'); i >= 0 && keep[name[i+1:]] {
+			continue
+		}
+		_ = os.Remove(p)
 	}
 }
 
@@ -192,15 +221,12 @@ func (s *Service) readLastGoodBody(f lastGoodFile, at time.Time) (Document, erro
 	if err != nil {
 		return Document{}, fmt.Errorf("ingest: last good document: %w", err)
 	}
-	d, err := newDocument(body, at)
-	if err != nil {
-		return Document{}, err
-	}
+	d := newDocument(body, at)
 	if len(body) != f.Size || d.ETag != f.ETag {
 		return Document{}, fmt.Errorf("ingest: last good document %s is %d bytes with ETag %s; its record says %d bytes, ETag %s (damaged on disk)",
 			path, len(body), d.ETag, f.Size, f.ETag)
 	}
-	d.File = path
+	d.lazy.bodyOnce.Do(func() { d.lazy.bodyFile = path }) // served from where it is
 	return d, nil
 }
 
@@ -281,22 +307,14 @@ func (s *Service) emptyDocuments() (*Documents, error) {
 	if err != nil {
 		return nil, err
 	}
-	kd, err := newDocument(kb, now)
-	if err != nil {
-		return nil, err
-	}
-	cd, err := newDocument(cb, now)
-	if err != nil {
-		return nil, err
-	}
-	return &Documents{Kandev: kd, Curupira: cd}, nil
+	return &Documents{Kandev: newDocument(kb, now), Curupira: newDocument(cb, now)}, nil
 }
 
 // catalogOf is the catalog of the releases docs name, so that pages and the API agree with
 // the index served; every stored release stays downloadable. It is best effort: a release
 // that cannot be read is left out and logged, never a reason not to start.
 func (s *Service) catalogOf(ctx context.Context, docs *Documents) *Catalog {
-	cat := &Catalog{byID: map[string]*Item{}, byFile: map[string]string{}}
+	cat := &Catalog{byFile: newFileIDs()}
 	named, err := namedVersions(docs)
 	if err != nil {
 		s.log.Error("the served index documents do not decode; pages show no package", "err", err)
@@ -313,7 +331,7 @@ func (s *Service) catalogOf(ctx context.Context, docs *Documents) *Catalog {
 	}
 	chosen, downloads := map[string]*store.Release{}, map[string]int64{}
 	for _, r := range rels {
-		cat.byFile[FileID(r.PackageID)] = r.PackageID
+		cat.byFile.add(r.PackageID)
 		downloads[r.PackageID] += r.Downloads
 		if named[r.PackageID] == r.Version {
 			chosen[r.PackageID] = r
@@ -325,7 +343,6 @@ func (s *Service) catalogOf(ctx context.Context, docs *Documents) *Catalog {
 			continue
 		}
 		cat.Items = append(cat.Items, it)
-		cat.byID[it.ID] = it
 	}
 	return cat
 }

@@ -34,9 +34,9 @@ func (s *Service) Yank(ctx context.Context, a Actor, id, version string, yanked 
 	}
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
-	err := s.checkCandidate(ctx, action+"ing "+id+"@"+version, func(st *state) error {
+	err := s.checkCandidate(ctx, action+"ing "+id+"@"+version, id, func(st *pkgState) error {
 		for i, r := range st.rels {
-			if r.PackageID == id && r.Version == version {
+			if r.Version == version {
 				c := *r
 				c.Yanked, c.YankReason = yanked, reason
 				st.rels[i] = &c
@@ -56,7 +56,7 @@ func (s *Service) Yank(ctx context.Context, a Actor, id, version string, yanked 
 	if err != nil {
 		return fmt.Errorf("ingest: %s %s@%s: %w", action, id, version, err)
 	}
-	s.afterChange(action + " " + id + "@" + version)
+	s.afterChange(action+" "+id+"@"+version, id)
 	return nil
 }
 
@@ -68,14 +68,13 @@ func (s *Service) Deprecate(ctx context.Context, a Actor, id, reason, replacemen
 	}
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
-	err := s.checkCandidate(ctx, "deprecating "+id, func(st *state) error {
-		pk, ok := st.pkgs[id]
-		if !ok {
+	err := s.checkCandidate(ctx, "deprecating "+id, id, func(st *pkgState) error {
+		if st.pkg == nil {
 			return refuse(ErrNotFound, nil, "%q has no published release", id)
 		}
-		c := *pk
+		c := *st.pkg
 		c.DeprecatedReason, c.DeprecatedReplacement = reason, replacement
-		st.pkgs[id] = &c
+		st.pkg = &c
 		return nil
 	})
 	if err != nil {
@@ -90,6 +89,6 @@ func (s *Service) Deprecate(ctx context.Context, a Actor, id, reason, replacemen
 	if err != nil {
 		return fmt.Errorf("ingest: deprecate %s: %w", id, err)
 	}
-	s.afterChange("deprecate " + id)
+	s.afterChange("deprecate "+id, id)
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 func BenchmarkListedPreview(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		s := &Service{previews: &previewJob{}}
-		cat := &Catalog{byID: map[string]*Item{}}
+		cat := &Catalog{byFile: newFileIDs()}
 		recs := map[string]*store.Preview{}
 		for i := range n {
 			e := &index.Entry{ID: "p" + strconv.Itoa(i)}

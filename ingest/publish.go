@@ -185,8 +185,8 @@ func (s *Service) commit(ctx context.Context, u *Upload, c checked) (*PublishRes
 	}
 	rel.CreatedAt = s.now().Truncate(time.Second)
 	what := "publishing " + rep.ID + "@" + rep.Version
-	err = s.checkCandidate(ctx, what, func(st *state) error {
-		if err := checkNewRelease(st.rels, rep); err != nil {
+	err = s.checkCandidate(ctx, what, rep.ID, func(st *pkgState) error {
+		if err := s.checkNewRelease(ctx, st.rels, rep); err != nil {
 			return err
 		}
 		st.rels = append(st.rels, rel)
@@ -199,25 +199,44 @@ func (s *Service) commit(ctx context.Context, u *Upload, c checked) (*PublishRes
 	if err != nil || saved != rel {
 		return s.existingOr(saved, rep, err)
 	}
-	s.afterChange("publish " + rep.ID + "@" + rep.Version)
+	s.afterChange("publish "+rep.ID+"@"+rep.Version, rep.ID)
 	return &PublishResult{Release: saved, Created: true, PackageURL: s.PackageURL(rep.ID, rep.Version), Report: rep}, nil
 }
 
-// checkNewRelease refuses a version equal to a stored one of the package (a legacy
+// checkNewRelease refuses a version equal to a stored one of the package (rels, a legacy
 // "v1.0.0" for "1.0.0"), and a file id already used by another package's releases.
-func checkNewRelease(rels []*store.Release, rep *verify.Report) error {
-	fileID := FileID(rep.ID)
+func (s *Service) checkNewRelease(ctx context.Context, rels []*store.Release, rep *verify.Report) error {
 	for _, r := range rels {
-		switch {
-		case r.PackageID == rep.ID && sameVersion(r.Version, rep.Version):
+		if sameVersion(r.Version, rep.Version) {
 			return refuseOne(ErrConflict, "publish.version.exists", "version",
 				"%s is already published as version %q, the same version as %q: published versions are immutable; bump the version and publish again", rep.ID, r.Version, rep.Version)
-		case r.PackageID != rep.ID && FileID(r.PackageID) == fileID:
-			return refuseOne(ErrConflict, "publish.file_id.collision", "id",
-				"%q would be downloaded from /packages/%s/, the URL of the already published %q (two ids with one file id): rename the package", rep.ID, fileID, r.PackageID)
 		}
 	}
+	fileID := FileID(rep.ID)
+	other, err := s.fileIDOwner(ctx, fileID, rep.ID)
+	if err != nil {
+		return err
+	}
+	if other != "" {
+		return refuseOne(ErrConflict, "publish.file_id.collision", "id",
+			"%q would be downloaded from /packages/%s/, the URL of the already published %q (two ids with one file id): rename the package", rep.ID, fileID, other)
+	}
 	return nil
+}
+
+// fileIDOwner is a package other than id whose releases are downloaded under fileID, or
+// "".
+func (s *Service) fileIDOwner(ctx context.Context, fileID, id string) (string, error) {
+	ids, err := s.store.FileIDCandidates(ctx, fileID)
+	if err != nil {
+		return "", err
+	}
+	for _, other := range ids {
+		if other != id && FileID(other) == fileID {
+			return other, nil
+		}
+	}
+	return "", nil
 }
 
 // storeRelease makes the package (and icon) blobs durable, then inserts the row. On any

@@ -19,24 +19,12 @@ import (
 	"github.com/pluginyard/registry/store"
 )
 
-// A publish that would push the Curupira document over the host limit is refused before
-// anything is stored; the Kandev one is tested through HTTP in server.
-func TestPublishRefusedWhenTheCurupiraIndexWouldExceedTheLimit(t *testing.T) {
-	l := publishList()
-	l.Extensions = []index.ExtensionEntry{{Name: "curupira-github-issues", Repo: "pluginyard/registry"}}
-	s := newPublishService(t, l, Config{})
-	empty := s.Documents()
-	s.cfg.MaxIndexBytes = max(len(empty.Kandev.Body), len(empty.Curupira.Body)) + 64
-	_, err := s.Publish(context.Background(), PublishInput{Package: bytes.NewReader(extensionPkg(t)),
-		FileName: "curupira-github-issues-1.0.0.tar.gz", Actor: anAdmin})
-	if !errors.Is(err, ErrInvalid) || ruleOf(err) != "index.size" || !strings.Contains(err.Error(), "curupira/index.json would be") {
-		t.Fatalf("err = %v (rule %q), want 422 index.size naming curupira/index.json", err, ruleOf(err))
-	}
-	if _, err := s.store.Release(context.Background(), "curupira-github-issues", "1.0.0"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("release stored: %v", err)
-	}
-	if files := blobFiles(t, s.store); len(files) != 0 {
-		t.Errorf("blob folder holds %v", files)
+// setLimit puts a host limit in force, as --index-max-bytes would, and rebuilds.
+func setLimit(t *testing.T, s *Service, limit, descriptionMax int) {
+	t.Helper()
+	s.cfg.MaxIndexBytes, s.cfg.Policy.Limit, s.cfg.Policy.DescriptionMax = limit, limit, descriptionMax
+	if err := s.ForceRebuild(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -158,9 +146,9 @@ func TestSetListInForceOnlyAfterItsBuild(t *testing.T) {
 	}
 }
 
-// Yank and deprecate are refused before their commit when the documents could not hold
-// the change.
-func TestYankAndDeprecateRefusedBeforeCommit(t *testing.T) {
+// Yank, unyank and deprecate are never refused for the catalogue's size: under a limit
+// the full document does not fit, each lands and the document stays within the limit.
+func TestYankAndDeprecateLandWhateverTheSize(t *testing.T) {
 	s := newPublishService(t, publishList(), Config{})
 	ctx := context.Background()
 	publishOK(t, s, "acme-hello", "1.0.0", "x")
@@ -168,20 +156,22 @@ func TestYankAndDeprecateRefusedBeforeCommit(t *testing.T) {
 	if err := s.Yank(ctx, anAdmin, "acme-hello", "1.1.0", true, "too long"); err != nil {
 		t.Fatal(err)
 	}
-	s.cfg.MaxIndexBytes = len(s.Documents().Kandev.Body) + 100
-	err := s.Yank(ctx, anAdmin, "acme-hello", "1.1.0", false, "")
-	if ruleOf(err) != "index.size" {
-		t.Fatalf("unyank = %v, want index.size", err)
+	limit := len(s.Documents().Kandev.Body) + 400 // under the full document with 1.1.0, over a compact one
+	setLimit(t, s, limit, 0)
+	if err := s.Yank(ctx, anAdmin, "acme-hello", "1.1.0", false, ""); err != nil {
+		t.Fatalf("unyank = %v", err)
 	}
-	if r, _ := s.store.Release(ctx, "acme-hello", "1.1.0"); r == nil || !r.Yanked {
-		t.Errorf("the refused unyank was committed: %+v", r)
+	if v := indexed(s, "acme-hello"); v != "1.1.0" || len(s.Documents().Kandev.Body) > limit {
+		t.Errorf("after unyank: index lists %q in %d bytes (limit %d)", v, len(s.Documents().Kandev.Body), limit)
 	}
-	err = s.Deprecate(ctx, anAdmin, "acme-hello", strings.Repeat("use something else ", 20), "")
-	if ruleOf(err) != "index.size" {
-		t.Fatalf("deprecate = %v, want index.size", err)
+	if err := s.Deprecate(ctx, anAdmin, "acme-hello", strings.Repeat("use something else ", 20), ""); err != nil {
+		t.Fatalf("deprecate = %v", err)
 	}
-	if p, _ := s.store.Package(ctx, "acme-hello"); p == nil || p.DeprecatedReason != "" {
-		t.Errorf("the refused deprecation was committed: %+v", p)
+	if p, _ := s.store.Package(ctx, "acme-hello"); p == nil || p.DeprecatedReason == "" {
+		t.Errorf("the deprecation was not committed: %+v", p)
+	}
+	if n := len(s.Documents().Kandev.Body); n > limit {
+		t.Errorf("index.json is %d bytes after the deprecation, over the %d limit", n, limit)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // state is what a catalog and its documents are built from: a curated list and the store's
-// rows, possibly with a change not yet committed applied (a candidate).
+// rows.
 type state struct {
 	list   *index.List
 	rels   []*store.Release
@@ -39,36 +39,62 @@ func (s *Service) loadState(ctx context.Context, l *index.List) (*state, error) 
 
 // limitError is documents a host would not take, or a change the guard holds back.
 type limitError struct {
-	Rule   string // index.size | index.shrink | index.invalid
+	Rule   string // index.shrink | index.invalid | index.size (a limit that holds no entry)
 	Reason string
 }
 
 func (e *limitError) Error() string { return e.Reason }
 
-func sizeError(doc string, size, limit int) *limitError {
-	return &limitError{Rule: "index.size", Reason: fmt.Sprintf(
-		"%s would be %d bytes, over the %d-byte host cap by %d bytes (hosts refuse a larger document)", doc, size, limit, size-limit)}
-}
-
-// build makes the catalog and documents of st; a *limitError when a host limit or (unless
-// force) the shrink guard refuses them.
-func (s *Service) build(ctx context.Context, st *state, force bool) (*Catalog, *Documents, error) {
-	cat, err := s.buildCatalog(ctx, st)
-	if err != nil {
-		return nil, nil, err
+// build makes the catalog and documents of st from scratch; a *limitError when they are
+// invalid or (unless force) the shrink guard refuses them.
+func (s *Service) build(ctx context.Context, st *state, force bool) (*built, *Catalog, *Documents, error) {
+	b := newBuilt(st, s.cfg.Policy)
+	cat := &Catalog{byFile: newFileIDs()}
+	ids := make([]string, 0, len(b.rels))
+	for id := range b.rels {
+		cat.byFile.add(id)
+		ids = append(ids, id)
 	}
-	docs, err := s.buildDocuments(cat, st.serial)
+	sort.Strings(ids)
+	var plugins, exts []*index.Encoded
+	for _, id := range ids {
+		it, err := s.itemFor(ctx, b.li, id, b.rels[id], b.pkgs[id])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if it == nil {
+			continue
+		}
+		enc, err := s.encode(it)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		cat.Items = append(cat.Items, it)
+		if it.Kind == "extension" {
+			exts = append(exts, enc)
+		} else {
+			plugins = append(plugins, enc)
+		}
+	}
+	var err error
+	if b.plugins, err = index.NewSet(b.policy.Order, plugins); err != nil {
+		return nil, nil, nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
+	}
+	if b.exts, err = index.NewSet(b.policy.Order, exts); err != nil {
+		return nil, nil, nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
+	}
+	docs, err := s.documents(b, st.serial)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := s.shrinkGuard(docs.Plugins, force); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return cat, docs, nil
+	return b, cat, docs, nil
 }
 
 func (s *Service) shrinkGuard(entries int, force bool) error {
-	if prev := s.docs.Load(); prev != nil && !force {
+	if prev := s.docs.Load(); prev != nil && !force && s.fallback.Load() == nil {
 		if reason := shrinkReason(prev.Plugins, entries, s.cfg.MaxShrink); reason != "" {
 			return &limitError{Rule: "index.shrink", Reason: reason}
 		}
@@ -76,43 +102,61 @@ func (s *Service) shrinkGuard(entries int, force bool) error {
 	return nil
 }
 
-// checkCandidate builds the documents the store will give once change is committed (change
-// applies it to the loaded rows as the commit will to the store) and refuses it, with a
-// 422 naming the rule, when a host would not take them. rebuildMu is held, and stays held
-// through the commit and the rebuild, so two changes cannot both pass against the same
-// documents.
-func (s *Service) checkCandidate(ctx context.Context, what string, change func(*state) error) error {
-	st, err := s.loadState(ctx, s.List())
+// checkCandidate checks, before a change to package id is committed, that the index entry
+// the package would then have is one hosts can read (index.invalid otherwise, a 422
+// naming the rule). change applies the change to the package's rows as the commit will to
+// the store. Only that package is read and encoded: no change depends on the catalogue's
+// size, which the size policy absorbs. rebuildMu is held, and stays held through the
+// commit and the incremental build.
+func (s *Service) checkCandidate(ctx context.Context, what, id string, change func(*pkgState) error) error {
+	ps, err := s.loadPackage(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := change(st); err != nil {
+	if err := change(ps); err != nil {
 		return err
 	}
-	st.serial++ // the commit bumps it
-	cat, err := s.buildCatalog(ctx, st)
-	if err != nil {
+	it, err := s.itemFor(ctx, newListIndexCached(s), id, ps.rels, ps.pkg)
+	if err != nil || it == nil {
 		return err
 	}
-	b, err := s.buildBodies(cat, st.serial) // no compression: only the sizes matter here
-	if err == nil {
-		err = s.shrinkGuard(b.entries, false)
+	if _, err := s.encode(it); err != nil {
+		return refuseOne(ErrInvalid, "index.invalid", "", "%s was refused before anything was stored: with it, the index entry of %s would be one hosts cannot read (%v); fix the fields the index shows (id, kind, description, display_name, author, categories) or ask the registry's operator", what, id, err)
 	}
-	var lim *limitError
-	if errors.As(err, &lim) {
-		return refuseOne(ErrInvalid, lim.Rule, "", "%s was refused before anything was stored: with it, %s; shorten the fields the index shows (description, display_name, author, categories) or ask the registry's operator", what, lim.Reason)
-	}
-	return err
+	return nil
 }
 
-// afterChange rebuilds after a committed change, on the Service's own context: a client
-// that went away must not leave the index stale. A failure is retried in the background
-// and reported through LastRefusal and PendingRebuild; the change itself stands.
-func (s *Service) afterChange(what string) {
+// pkgState is one package's rows: its releases and its curation row.
+type pkgState struct {
+	rels []*store.Release
+	pkg  *store.Package
+}
+
+func (s *Service) loadPackage(ctx context.Context, id string) (*pkgState, error) {
+	rels, err := s.store.Releases(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := s.store.Package(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		pkg, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pkgState{rels: rels, pkg: pkg}, nil
+}
+
+// afterChange updates the catalog and documents after a committed change to the packages
+// ids, on the Service's own context: a client that went away must not leave the index
+// stale. Only those packages are read and re-encoded. A failure is retried in the
+// background (a full rebuild) and reported through LastRefusal and PendingRebuild; the
+// change itself stands.
+func (s *Service) afterChange(what string, ids ...string) {
 	if s.afterCommit != nil {
 		s.afterCommit()
 	}
-	if err := s.rebuildLocked(s.ctx, s.List(), false); err != nil {
+	if err := s.applyLocked(s.ctx, ids); err != nil {
 		s.retry.failed(s, what, err)
 	}
 }

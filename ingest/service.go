@@ -33,8 +33,13 @@ type Config struct {
 	// MaxShrink refuses an index rebuild that would drop more than this fraction of the
 	// listed entries at once (0.5 by default).
 	MaxShrink float64
-	// MaxIndexBytes refuses an index rebuild larger than this (5 MiB, the Kandev host cap).
+	// MaxIndexBytes is the most bytes any index document may have (5 MiB, the Kandev host
+	// cap, by default): the size policy fits index.json, its shards and the Curupira
+	// document within it (Policy.Limit).
 	MaxIndexBytes int
+	// Policy is the size policy (docs/index-at-scale.md); New sets its Limit from
+	// MaxIndexBytes and its BaseURL from PublicURL.
+	Policy index.Policy
 	// Observer, when set, is told of every publish and index rebuild (metrics).
 	Observer Observer
 	// WrapWriter, when set, wraps the writer of every upload spool and icon blob; tests
@@ -83,8 +88,10 @@ type Service struct {
 	refusal     atomic.Pointer[IndexRefusal]
 	refusedList *index.List // the list of the last refused SetList, for ForceRebuild; under rebuildMu
 	fallback    atomic.Pointer[Fallback]
-	cache       sync.Map // release id → parsed manifest (releases are immutable)
-	cardsDone   bool     // BackfillCards ran (the first Rebuild); under rebuildMu
+	manifests   *manifestCache // parsed manifests of the plugin pages shown last
+	cardsDone   bool           // BackfillCards ran (the first Rebuild); under rebuildMu
+	built       *built         // what the documents in force were built from; under rebuildMu
+	persist     *persister     // writes the last good documents off the write path
 
 	downloads *downloadCounter
 	previews  *previewJob
@@ -114,12 +121,14 @@ func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service 
 	if cfg.SourceName == "" {
 		cfg.SourceName = "Plugin Registry"
 	}
-	s := &Service{store: st, cfg: cfg, log: log, now: func() time.Time { return time.Now().UTC() }}
+	cfg.Policy.Limit, cfg.Policy.BaseURL = cfg.MaxIndexBytes, cfg.PublicURL
+	s := &Service{store: st, cfg: cfg, log: log, now: func() time.Time { return time.Now().UTC() }, manifests: newManifestCache(manifestCacheSize)}
+	s.persist = newPersister(s.writePersisted)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.list.Store(l)
 	s.downloads = newDownloadCounter(st, log)
 	s.previews = newPreviewJob(st, cfg.Previews, log)
-	s.previews.copied = s.refreshDocuments // a rebuild, so that index.json carries the copies
+	s.previews.copied = s.refreshPreviews // so that index.json carries the copies
 	return s
 }
 
@@ -160,7 +169,7 @@ func (s *Service) setList(ctx context.Context, l *index.List) (err error) {
 		return err
 	}
 	st.serial++ // BumpSerial below
-	cat, docs, err := s.build(ctx, st, false)
+	b, cat, docs, err := s.build(ctx, st, false)
 	var lim *limitError
 	if errors.As(err, &lim) {
 		s.refusedList = l
@@ -175,12 +184,15 @@ func (s *Service) setList(ctx context.Context, l *index.List) (err error) {
 		return err
 	}
 	s.refusedList = nil
-	return s.install(ctx, l, cat, docs)
+	return s.install(ctx, b, cat, docs, nil)
 }
 
-// Close stops the Service's background work (rebuild retries). Download counts are
-// flushed by Run.
-func (s *Service) Close() { s.cancel() }
+// Close stops the Service's background work (rebuild retries) and waits for the last good
+// documents being written. Download counts are flushed by Run.
+func (s *Service) Close() {
+	s.cancel()
+	s.persist.wait()
+}
 
 // DownloadFlushInterval is how often serve writes download counts and, when there were
 // any, rebuilds the documents: the totals in the API, on pages and in index.json are never
@@ -190,7 +202,7 @@ const DownloadFlushInterval = 15 * time.Second
 // Run flushes download counts every `every` until ctx ends, then flushes once more; each
 // flush that wrote downloads refreshes the documents, so totals are live without a publish.
 func (s *Service) Run(ctx context.Context, every time.Duration) {
-	s.downloads.run(ctx, every, s.refreshDocuments)
+	s.downloads.run(ctx, every, s.refreshDownloads)
 }
 
 // CountDownload records one download of a release (batched to the store).
@@ -199,21 +211,37 @@ func (s *Service) CountDownload(releaseID int64) { s.downloads.add(releaseID) }
 // FlushDownloads writes pending download counts now and, when there were any, refreshes
 // the documents' totals.
 func (s *Service) FlushDownloads(ctx context.Context) error {
-	n, err := s.downloads.flush(ctx)
+	n, rels, err := s.downloads.flush(ctx)
 	if n > 0 {
-		s.refreshDocuments()
+		s.refreshDownloads(rels)
 	}
 	return err
 }
 
-// refreshDocuments rebuilds with the list in force so that what changed outside a write
-// (download totals, preview copies) reaches the catalog, the search table and the index
-// documents. The serial does not change: neither is a change of the catalogue.
-func (s *Service) refreshDocuments() {
+// refreshDownloads brings the download totals of the releases rels (just flushed) to the
+// catalog, the search rows and the index documents: only their packages are re-encoded.
+// The serial does not change: totals are not a change of the catalogue.
+func (s *Service) refreshDownloads(rels []int64) {
 	s.rebuildMu.Lock()
-	defer s.rebuildMu.Unlock()
-	if err := s.rebuildLocked(s.ctx, s.List(), false); err != nil {
-		s.log.Warn("download totals not refreshed; the next flush retries", "err", err)
+	ids := s.packagesOfReleases(rels)
+	s.rebuildMu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	s.refreshPackages("download totals", ids, false)
+}
+
+// refreshPreviews brings preview copies to the documents: the listed plugins that show a
+// preview are re-encoded.
+func (s *Service) refreshPreviews() {
+	var ids []string
+	for _, e := range s.List().Plugins {
+		if len(e.Previews) > 0 {
+			ids = append(ids, e.ID)
+		}
+	}
+	if len(ids) > 0 {
+		s.refreshPackages("preview copies", ids, false)
 	}
 }
 

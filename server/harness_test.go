@@ -100,6 +100,7 @@ func startEnv(t *testing.T, dir string, adjust func(*ingest.Config), log *slog.L
 func (e *env) close() {
 	if e.srv != nil {
 		e.srv.Close()
+		e.svc.Close() // a stopped process: the last good documents are written
 		_ = e.st.Close()
 		e.srv = nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/store"
 )
@@ -131,17 +132,73 @@ func buildTarOnly(t *testing.T, entries []tarEntry) []byte {
 	return gunzip(t, gz)
 }
 
-// TestHostileIndexSize: a publish that would push index.json over the host limit is
-// refused at publish, saying by how much, and never accepted then left out.
+// TestHostileIndexSize: a publish that would push index.json over the host limit lands:
+// index.json stays within the limit, says it is partial, and the entry is reachable
+// through its id shard; no publish is refused for the catalogue's size.
 func TestHostileIndexSize(t *testing.T) {
-	e := newPublishEnv(t, func(c *ingest.Config) { c.MaxIndexBytes = 2 << 10 }, nil)
+	const limit = 2 << 10
+	e := newPublishEnv(t, func(c *ingest.Config) { c.MaxIndexBytes = limit }, nil)
+	if r := e.publish(adminToken, "acme-other-1.0.0.tar.gz", pkg(t, "acme-other", "1.0.0", "the bystander")); r.Status != http.StatusCreated {
+		t.Fatalf("baseline publish: %d %s", r.Status, r.Body)
+	}
 	long := strings.Repeat("A description within the field limit. ", 25)
-	runHostileIn(t, e, []hostileCase{
-		{name: "a release that would make index.json exceed the host limit", status: http.StatusUnprocessableEntity, rule: "index.size",
-			pkg: func(t *testing.T) []byte {
-				return withManifest(t, strings.Replace(manifestYAML("acme-hello", "1.0.0", ""), "description: Says hello", "description: "+long, 1))
-			}},
-	})
+	r := e.publish(adminToken, "acme-hello-1.0.0.tar.gz", withManifest(t, strings.Replace(manifestYAML("acme-hello", "1.0.0", ""), "description: Says hello", "description: "+long, 1)))
+	if r.Status != http.StatusCreated {
+		t.Fatalf("status %d, want 201: %.600s", r.Status, r.Body)
+	}
+	for _, id := range []string{"acme-hello", "acme-other"} {
+		assertReachable(t, e, id, limit)
+	}
+}
+
+// assertReachable checks the size policy's promise for id: index.json is within limit;
+// when it is partial, every id shard it names answers within the limit too, and id is in
+// exactly one of them (in full unless the shard holds it alone: under these tests' tiny
+// limits one entry may need its compact form); when it is not, id is in it.
+func assertReachable(t *testing.T, e *env, id string, limit int) {
+	t.Helper()
+	type doc struct {
+		Plugins []struct {
+			ID          string `json:"id"`
+			Description string `json:"description"`
+		} `json:"plugins"`
+		Partial *index.Partial `json:"partial"`
+	}
+	r := e.get("/index.json")
+	var main doc
+	r.json(t, &main)
+	if r.Status != http.StatusOK || len(r.Body) > limit {
+		t.Fatalf("/index.json: %d, %d bytes, limit %d", r.Status, len(r.Body), limit)
+	}
+	if main.Partial == nil {
+		for _, p := range main.Plugins {
+			if p.ID == id {
+				return
+			}
+		}
+		t.Fatalf("%s is not in the full index.json: %s", id, r.Body)
+	}
+	found := 0
+	for _, u := range main.Partial.Shards {
+		path := strings.TrimPrefix(u, e.srv.URL)
+		sr := e.get(path)
+		var shard doc
+		sr.json(t, &shard)
+		if sr.Status != http.StatusOK || len(sr.Body) > limit || (shard.Partial != nil && len(shard.Plugins) > 1) {
+			t.Fatalf("%s: %d, %d bytes (limit %d), partial %+v", path, sr.Status, len(sr.Body), limit, shard.Partial)
+		}
+		for _, p := range shard.Plugins {
+			if p.ID == id {
+				found++
+				if len(shard.Plugins) > 1 && strings.HasSuffix(p.Description, index.Ellipsis) {
+					t.Errorf("%s: %s is compact (%q); id shards hold entries in full", path, id, p.Description)
+				}
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("%s is in %d of the id shards %v, want exactly 1", id, found, main.Partial.Shards)
+	}
 }
 
 // TestHostileUploads: request-level attacks on the publish endpoint.

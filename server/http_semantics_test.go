@@ -96,7 +96,7 @@ func TestHTTPSemanticsEqualServeContent(t *testing.T) {
 			ref: http.Header{"Content-Type": {"image/svg+xml"}, "Etag": {`"` + strings.TrimSuffix(strings.TrimPrefix(iconPath, "/icons/"), ".svg") + `"`}}},
 		{name: "index.json", path: "/index.json", modtime: doc.LastModified, body: doc.Body,
 			ref: http.Header{"Content-Type": {"application/json"}, "Etag": {doc.ETag}}},
-		{name: "index.json gzip", path: "/index.json", modtime: doc.LastModified, body: doc.Gzip,
+		{name: "index.json gzip", path: "/index.json", modtime: doc.LastModified, body: doc.Gzip(),
 			header: http.Header{"Accept-Encoding": {"gzip"}},
 			ref:    http.Header{"Content-Type": {"application/json"}, "Etag": {strings.TrimSuffix(doc.ETag, `"`) + `-gzip"`}, "Content-Encoding": {"gzip"}}},
 	}
@@ -188,7 +188,7 @@ func (e *env) semanticsDo(base string, tg semanticsTarget, method string, pairs 
 // for GET and HEAD, not chunked.
 func TestGzipContentLength(t *testing.T) {
 	e := newEnv(t, "")
-	gz := e.svc.Documents().Kandev.Gzip
+	gz := e.svc.Documents().Kandev.Gzip()
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		req, _ := http.NewRequest(method, e.srv.URL+"/index.json", nil)
 		req.Header.Set("Accept-Encoding", "gzip")
@@ -328,10 +328,10 @@ func TestContentDispositionIsQuoted(t *testing.T) {
 func TestIndexFileOfAnotherSizeIsNotServed(t *testing.T) {
 	e := newEnv(t, "")
 	doc := e.svc.Documents().Kandev
-	if doc.File == "" {
+	if doc.BodyFile() == "" {
 		t.Fatal("the index document has no file; the sendfile path is not exercised")
 	}
-	if err := os.WriteFile(doc.File, append(bytes.Clone(doc.Body), "trailing garbage"...), 0o640); err != nil {
+	if err := os.WriteFile(doc.BodyFile(), append(bytes.Clone(doc.Body), "trailing garbage"...), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/index.json", nil)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -24,29 +25,68 @@ func (s *Server) handleCurupiraIndex(c echo.Context) error {
 	return s.serveDocument(c, func(d *ingest.Documents) *ingest.Document { return &d.Curupira })
 }
 
+// handleIndexShard is GET and HEAD /index/{name}: a shard of the Kandev document (a
+// category, "tools.json", or an id prefix, "all.a.json"), an operator's further source when
+// index.json is partial. Built on first request, then served like /index.json.
+func (s *Server) handleIndexShard(c echo.Context) error {
+	docs := s.svc.Documents()
+	if docs == nil {
+		return errf(http.StatusServiceUnavailable, "the index is being built; retry shortly")
+	}
+	name := c.Param("name")
+	d, ok, err := docs.Shard(name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		ids, cats := docs.ShardURLs()
+		return errf(http.StatusNotFound, fmt.Sprintf("no index shard is named %q; the shards are %d id shards (%s…) and %d category shards, listed in index.json's partial object and on /docs",
+			name, len(ids), firstOr(ids, "none"), len(cats)))
+	}
+	return s.serveDoc(c, d)
+}
+
+func firstOr(list []string, none string) string {
+	if len(list) == 0 {
+		return none
+	}
+	return list[0]
+}
+
 // serveDocument answers with a prebuilt document, with no database work, through
-// http.ServeContent (conditional requests, ranges, HEAD). The gzip bytes go to clients that
-// prefer them, under their own ETag: they are another representation, and a range of one
-// must never be completed with bytes of the other.
+// http.ServeContent (conditional requests, ranges, HEAD).
 func (s *Server) serveDocument(c echo.Context, pick func(*ingest.Documents) *ingest.Document) error {
 	docs := s.svc.Documents()
 	if docs == nil {
 		return errf(http.StatusServiceUnavailable, "the index is being built; retry shortly")
 	}
-	d := pick(docs)
+	return s.serveDoc(c, pick(docs))
+}
+
+// serveDoc serves d. The gzip bytes go to clients that prefer them, under their own ETag:
+// they are another representation, and a range of one must never be completed with bytes
+// of the other. A document is compressed once, on its first gzip request (concurrent
+// requests wait for that one compression); files are sent with sendfile(2).
+func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "application/json")
 	h.Set("Cache-Control", "public, max-age=60")
 	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
 	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
 	if acceptsGzip(c.Request().Header) {
+		gz := d.Gzip()
 		h.Set(echo.HeaderContentEncoding, "gzip")
 		h.Set("ETag", gzipETag(d.ETag))
-		serveContent(c, d.LastModified, bytes.NewReader(d.Gzip), int64(len(d.Gzip)))
+		if f := openFileOfSize(d.GzipFile(), len(gz)); f != nil {
+			defer f.Close()
+			serveContent(c, d.LastModified, f, int64(len(gz)))
+			return nil
+		}
+		serveContent(c, d.LastModified, bytes.NewReader(gz), int64(len(gz)))
 		return nil
 	}
 	h.Set("ETag", d.ETag)
-	if f := openDocFile(d); f != nil {
+	if f := openFileOfSize(d.BodyFile(), len(d.Body)); f != nil {
 		defer f.Close()
 		serveContent(c, d.LastModified, f, 0)
 		return nil
@@ -60,17 +100,18 @@ func gzipETag(etag string) string {
 	return strings.TrimSuffix(etag, `"`) + `-gzip"`
 }
 
-// openDocFile opens the document's file when it holds exactly the body, so that the
-// connection can send it with sendfile(2); nil means serve the bytes from memory.
-func openDocFile(d *ingest.Document) *os.File {
-	if d.File == "" {
+// openFileOfSize opens path when it holds exactly size bytes (the document it was written
+// for), so that the connection can send it with sendfile(2); nil means serve the bytes
+// from memory.
+func openFileOfSize(path string, size int) *os.File {
+	if path == "" {
 		return nil
 	}
-	f, err := os.Open(d.File)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
-	if st, err := f.Stat(); err != nil || st.Size() != int64(len(d.Body)) {
+	if st, err := f.Stat(); err != nil || st.Size() != int64(size) {
 		_ = f.Close()
 		return nil
 	}

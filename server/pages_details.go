@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"sort"
 
 	"github.com/labstack/echo/v4"
 
@@ -98,14 +97,8 @@ func repoStats(pk *store.Package) web.RepoStats {
 // runsOnOf says where a plugin or canvas runs: the executables of a managed plugin, else
 // the browser (a canvas, or a plugin that is a static web app only).
 func runsOnOf(it *ingest.Item) web.RunsOn {
-	m := it.Manifest
-	if !m.IsManaged() {
+	if it.Card == nil || len(it.Card.Platforms) == 0 {
 		return web.BrowserRunsOn()
 	}
-	keys := make([]string, 0, len(m.Runtime.Executables))
-	for k := range m.Runtime.Executables {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return web.NativeRunsOn(keys)
+	return web.NativeRunsOn(it.Card.Platforms) // sorted in the card
 }

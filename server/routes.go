@@ -30,6 +30,7 @@ func (s *Server) routes() {
 
 	getHead(e, "/index.json", s.handleKandevIndex)
 	getHead(e, "/curupira/index.json", s.handleCurupiraIndex)
+	getHead(e, "/index/:name", s.handleIndexShard)
 	getHead(e, "/index.json.sig", s.handleKandevIndexSig)
 	getHead(e, "/curupira/index.json.sig", s.handleCurupiraIndexSig)
 	getHead(e, "/packages/:id/:file", s.handlePackage)

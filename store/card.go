@@ -107,3 +107,26 @@ func (s *Store) SetCards(ctx context.Context, cards map[int64]*Card) error {
 		return nil
 	}))
 }
+
+// FileIDCandidates returns the package ids that may share a package URL folder with
+// fileID: fileID itself and every scoped ("@scope/name") id, whose file id the caller
+// computes (ingest.FileID). Scoped ids are extensions, few beside plugins.
+func (s *Store) FileIDCandidates(ctx context.Context, fileID string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT id FROM packages WHERE id = ? OR id LIKE '@%' ORDER BY id", fileID)
+	if err != nil {
+		return nil, fmt.Errorf("store: file id candidates: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: file id candidates: %w", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: file id candidates: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,330 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/store"
+)
+
+// built is what the documents in force were built from, kept so that a change to one
+// package re-reads and re-encodes that package only: its rows, every listed package's
+// encoded entry (both forms, in sorted sets), the shard plans, and the search rows'
+// digests. It belongs to rebuildMu; nil means the next change rebuilds everything.
+type built struct {
+	list    *index.List
+	li      *listIndex
+	policy  index.Policy
+	rels    map[string][]*store.Release // by package id
+	pkgs    map[string]*store.Package
+	relPkg  map[int64]string // release id → package id
+	plugins *index.Set
+	exts    *index.Set
+	shards  *index.Shards
+	rows    map[string]rowSum // search row digests by id
+	sum     rowSum            // XOR of rows: the search table's digest
+}
+
+type rowSum [sha256.Size]byte
+
+func (a *rowSum) xor(b rowSum) {
+	for i := range a {
+		a[i] ^= b[i]
+	}
+}
+
+func newBuilt(st *state, p index.Policy) *built {
+	b := &built{list: st.list, li: newListIndex(st.list), policy: p, rels: map[string][]*store.Release{}, pkgs: st.pkgs,
+		relPkg: make(map[int64]string, len(st.rels)), rows: map[string]rowSum{}}
+	for _, r := range st.rels {
+		b.rels[r.PackageID] = append(b.rels[r.PackageID], r)
+		b.relPkg[r.ID] = r.PackageID
+	}
+	return b
+}
+
+// newListIndexCached is the index of the list in force: the built one when it is for that
+// list, else made now.
+func newListIndexCached(s *Service) *listIndex {
+	l := s.List()
+	if s.built != nil && s.built.list == l {
+		return s.built.li
+	}
+	return newListIndex(l)
+}
+
+// encode serialises an item's index entry in both forms.
+func (s *Service) encode(it *Item) (*index.Encoded, error) {
+	p := s.cfg.Policy
+	if it.Kind == "extension" {
+		return index.EncodeExtension(s.extensionEntry(it), p)
+	}
+	return index.EncodePlugin(s.pluginEntry(it), p)
+}
+
+// documents fits the built sets into documents at serial: index.json and the Curupira
+// document under the policy, with the shard plans (unchanged shards keep their bytes).
+func (s *Service) documents(b *built, serial int64) (*Documents, error) {
+	at := s.now()
+	h := index.Header{Serial: serial, GeneratedAt: at, Source: index.Source{Name: s.cfg.SourceName, URL: s.cfg.PublicURL + "/index.json"}}
+	shards, err := index.PlanShards(b.policy, h, b.plugins, b.shards)
+	if err != nil {
+		return nil, fitError(err)
+	}
+	kd, err := index.FitKandev(b.policy, h, b.plugins, shards)
+	if err != nil {
+		return nil, fitError(err)
+	}
+	cd, err := index.FitCurupira(b.policy, h, b.exts)
+	if err != nil {
+		return nil, fitError(err)
+	}
+	b.shards = shards
+	var prev *shardDocs
+	if d := s.docs.Load(); d != nil {
+		prev = d.shards
+	}
+	docs := &Documents{Kandev: s.newDoc("kandev", kd.Body, at), Curupira: s.newDoc("curupira", cd.Body, at), Serial: serial,
+		Plugins: b.plugins.Len() + b.exts.Len(), Listed: kd.Listed, Mode: kd.Mode,
+		shards: newShardDocs(shards, s.docFileDir(), prev)}
+	return docs, nil
+}
+
+// newDoc is a document whose files go under the documents' folder as name-ETag.
+func (s *Service) newDoc(name string, body []byte, at time.Time) Document {
+	d := newDocument(body, at)
+	d.lazy.dir, d.lazy.name = s.docFileDir(), name
+	return d
+}
+
+func (s *Service) docFileDir() string { return filepath.Join(s.store.Dir(), docDir) }
+
+// fitError is a limit that holds no entry (index.size: the operator's --index-max-bytes
+// is below any document), else an entry hosts cannot read (index.invalid).
+func fitError(err error) error {
+	if errors.Is(err, index.ErrNoFit) {
+		return &limitError{Rule: "index.size", Reason: err.Error()}
+	}
+	return &limitError{Rule: "index.invalid", Reason: err.Error()}
+}
+
+// applyLocked brings the catalog, the documents and the search rows up to date with the
+// committed state of the packages ids: their rows are read again, their entries
+// re-encoded and merged into the sorted sets, and only the documents that hold them are
+// rebuilt. Without a built state (a start that failed, a failure since) or after a list
+// swap it rebuilds everything. rebuildMu is held.
+func (s *Service) applyLocked(ctx context.Context, ids []string) (err error) {
+	b := s.built
+	if b == nil || b.list != s.List() || s.fallback.Load() != nil {
+		return s.rebuildLocked(ctx, s.List(), false)
+	}
+	start := time.Now()
+	defer func() { s.observeRebuild(start, s.docs.Load(), err) }()
+	if s.failRebuild != nil {
+		if err := s.failRebuild(); err != nil {
+			s.built = nil
+			return err
+		}
+	}
+	s.built = nil // until this change is in force: a failure half-way leaves nothing stale
+	cat := s.Catalog()
+	items := slices.Clone(cat.Items)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, id := range ids {
+		if items, err = s.applyPackage(ctx, b, cat, items, id); err != nil {
+			return err
+		}
+	}
+	serial, err := s.store.Serial(ctx)
+	if err != nil {
+		return err
+	}
+	docs, err := s.documents(b, serial)
+	var lim *limitError
+	if errors.As(err, &lim) {
+		return s.refuseRebuild(lim.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return s.install(ctx, b, &Catalog{Items: items, byFile: cat.byFile}, docs, ids)
+}
+
+// applyPackage re-reads package id into b and items (sorted by id).
+func (s *Service) applyPackage(ctx context.Context, b *built, cat *Catalog, items []*Item, id string) ([]*Item, error) {
+	ps, err := s.loadPackage(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps.rels) == 0 {
+		delete(b.rels, id)
+	} else {
+		b.rels[id] = ps.rels
+		cat.byFile.add(id)
+	}
+	if ps.pkg != nil {
+		b.pkgs[id] = ps.pkg
+	}
+	for _, r := range ps.rels {
+		b.relPkg[r.ID] = id
+	}
+	it, err := s.itemFor(ctx, b.li, id, ps.rels, ps.pkg)
+	if err != nil {
+		return nil, err
+	}
+	i, found := slices.BinarySearchFunc(items, id, func(it *Item, id string) int { return strings.Compare(it.ID, id) })
+	switch {
+	case it == nil && found:
+		items = slices.Delete(items, i, i+1)
+	case it != nil && found:
+		items[i] = it
+	case it != nil:
+		items = slices.Insert(items, i, it)
+	}
+	b.plugins.Remove(id)
+	b.exts.Remove(id)
+	if it == nil {
+		return items, nil
+	}
+	enc, err := s.encode(it)
+	if err != nil {
+		return nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
+	}
+	if it.Kind == "extension" {
+		b.exts.Put(enc)
+	} else {
+		b.plugins.Put(enc)
+	}
+	return items, nil
+}
+
+// packagesOfReleases maps release ids to their packages, by the built state.
+func (s *Service) packagesOfReleases(relIDs []int64) []string {
+	if s.built == nil {
+		return nil
+	}
+	var out []string
+	for _, id := range relIDs {
+		if p, ok := s.built.relPkg[id]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// refreshPackages brings the documents up to date with changes outside a write (download
+// totals, preview copies, blob health) to the packages ids; nil ids: all of them.
+func (s *Service) refreshPackages(what string, ids []string, force bool) {
+	s.rebuildMu.Lock()
+	defer s.rebuildMu.Unlock()
+	var err error
+	if ids == nil || s.built == nil {
+		err = s.rebuildLocked(s.ctx, s.List(), force)
+	} else {
+		err = s.applyLocked(s.ctx, ids)
+	}
+	if err != nil {
+		s.retry.failed(s, what, err)
+	}
+}
+
+// syncSearch brings the search table to cat: the rows of the packages changed, or, after a
+// full build, every row, unless the table already holds exactly them (its digest, kept in
+// a file beside the documents, says so), as at a start with nothing changed.
+func (s *Service) syncSearch(ctx context.Context, b *built, cat *Catalog, changed []string) error {
+	if changed == nil {
+		docs := searchDocs(cat)
+		b.rows, b.sum = make(map[string]rowSum, len(docs)), rowSum{}
+		for _, d := range docs {
+			h := searchRowSum(d)
+			b.rows[d.ID] = h
+			b.sum.xor(h)
+		}
+		if stored, err := os.ReadFile(s.searchSumPath()); err == nil && string(stored) == hex.EncodeToString(b.sum[:]) {
+			return nil
+		}
+		if err := s.store.ReplaceSearch(ctx, docs); err != nil {
+			return err
+		}
+		s.writeSearchSum(b.sum)
+		return nil
+	}
+	var upsert []store.SearchDoc
+	var gone []string
+	for _, id := range changed {
+		if old, ok := b.rows[id]; ok {
+			b.sum.xor(old)
+			delete(b.rows, id)
+		}
+		it, ok := cat.Item(id)
+		if !ok {
+			gone = append(gone, id)
+			continue
+		}
+		d := searchDoc(it)
+		h := searchRowSum(d)
+		b.rows[id] = h
+		b.sum.xor(h)
+		upsert = append(upsert, d)
+	}
+	if len(gone) > 0 {
+		if err := s.store.DeleteSearch(ctx, gone); err != nil {
+			return err
+		}
+	}
+	if len(upsert) > 0 {
+		if err := s.store.UpsertSearch(ctx, upsert); err != nil {
+			return err
+		}
+	}
+	s.writeSearchSum(b.sum)
+	return nil
+}
+
+func (s *Service) searchSumPath() string { return filepath.Join(s.store.Dir(), docDir, "search.sum") }
+
+// writeSearchSum records the search table's digest after the table was written; a file
+// older than the table (a crash in between) only costs one rewrite at the next start.
+func (s *Service) writeSearchSum(sum rowSum) {
+	path := s.searchSumPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err == nil {
+		err = writeAtomic(path, []byte(hex.EncodeToString(sum[:])))
+		if err == nil {
+			return
+		}
+	}
+	_ = os.Remove(path) // never leave a digest that may not match the table
+}
+
+// searchRowSum digests one search row, every field, each length-prefixed.
+func searchRowSum(d store.SearchDoc) rowSum {
+	h := sha256.New()
+	field := func(v string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(v)))
+		h.Write(n[:])
+		h.Write([]byte(v))
+	}
+	field(d.ID)
+	field(d.Name)
+	field(d.Description)
+	field(d.Author)
+	field(strings.Join(d.Categories, " "))
+	field(d.Kind)
+	field(d.UpdatedAt.UTC().Format(time.RFC3339))
+	field(fmt.Sprint(d.Downloads))
+	var out rowSum
+	h.Sum(out[:0])
+	return out
+}
