@@ -40,6 +40,11 @@ type Config struct {
 	// Policy is the size policy (docs/index-at-scale.md); New sets its Limit from
 	// MaxIndexBytes and its BaseURL from PublicURL.
 	Policy index.Policy
+	// HostCaps is the Kandev host capability table of host-aware documents (nil:
+	// DefaultHostCaps); HostCacheBytes bounds the host-aware documents kept built (0:
+	// DefaultHostCacheBytes). See docs/host-aware.md.
+	HostCaps       *HostCaps
+	HostCacheBytes int
 	// Observer, when set, is told of every publish and index rebuild (metrics).
 	Observer Observer
 	// WrapWriter, when set, wraps the writer of every upload spool and icon blob; tests
@@ -96,6 +101,7 @@ type Service struct {
 	downloads *downloadCounter
 	previews  *previewJob
 	health    blobHealth // blobs found damaged; their releases stay out of the documents
+	host      hostState  // host-aware documents and the release table they are built from
 
 	// ctx is the Service's own context: rebuilds after a committed change and their
 	// retries run on it, not on a request's. Close cancels it.

@@ -22,6 +22,10 @@ func init() {
 	}
 }
 
+// KnownPlatform reports whether p is a <goos>-<goarch> of the Go toolchain, as
+// runtime.executables keys and hosts name platforms.
+func KnownPlatform(p string) bool { return knownPlatforms[p] }
+
 func (c *checker) runtime() {
 	r := c.m.Runtime
 	if r != nil && r.Type != "" && r.Type != "binary" {

@@ -49,6 +49,7 @@ const (
 	Publish      = "publish"
 	Sync         = "sync"
 	Index        = "index"
+	HostAware    = "host-aware"
 )
 
 // DocsPath is the path under which the reference is served and written.
@@ -64,6 +65,7 @@ var sections = []Section{
 	{Publish, "Publishing", "Rules the publish endpoint (`POST /api/v1/packages`) and the GitHub OIDC token exchange apply before and after the package checks."},
 	{Sync, "GitHub release sync", "Why the sync of a listed repository's latest GitHub release did not publish it; shown in the sync status (`GET /api/v1/admin/sync`) and the log."},
 	{Index, "Index documents (index.json)", "Rules the registry checks on the index documents it builds for hosts (`/index.json`, `/curupira/index.json`) before it serves them; a publish that would break them is refused."},
+	{HostAware, "Host-aware index and curated compatibility", "Rules of the host-aware index (`/kandev/{host_version}/{platform}/index.json`), its compatibility and upgrade answers, the host capability table (`--host-caps`) and curated compatibility (`registry compat`, `POST /api/v1/admin/compat/…`). See docs/host-aware.md."},
 }
 
 // Sections returns the reference's sections in order.

@@ -14,6 +14,7 @@ var table = concat(
 	in(Publish, publishRules),
 	in(Sync, syncRules),
 	in(Index, indexRules),
+	in(HostAware, hostRules),
 )
 
 func in(section string, rs []Rule) []Rule {

@@ -23,6 +23,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.Code
+	case errors.Is(err, ingest.ErrBadQuery):
+		return http.StatusBadRequest
 	case errors.Is(err, ingest.ErrInvalid):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, ingest.ErrForbidden):
@@ -81,7 +83,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 // wantsHTML reports whether the request is for a page rather than the API or a file.
 func wantsHTML(c echo.Context) bool {
 	p := c.Request().URL.Path
-	for _, prefix := range []string{"/api/", "/packages/", "/icons/", "/index.json", "/curupira/", "/static/", "/metrics", "/healthz", "/readyz"} {
+	for _, prefix := range []string{"/api/", "/packages/", "/icons/", "/index.json", "/kandev/", "/curupira/", "/static/", "/metrics", "/healthz", "/readyz"} {
 		if len(p) >= len(prefix) && p[:len(prefix)] == prefix {
 			return false
 		}

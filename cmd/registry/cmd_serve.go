@@ -194,7 +194,8 @@ func startIndex(ctx context.Context, c *cli, svc *ingest.Service, log *slog.Logg
 }
 
 func ingestConfig(cfg Config) (ingest.Config, error) {
-	ic := ingest.Config{PublicURL: cfg.PublicURL, SourceName: cfg.SiteName, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}
+	ic := ingest.Config{PublicURL: cfg.PublicURL, SourceName: cfg.SiteName, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits(),
+		HostCaps: cfg.hostCaps}
 	if cfg.SigstoreTrustedRoot != "" {
 		tm, err := signature.LoadTrustedRoot(cfg.SigstoreTrustedRoot)
 		if err != nil {

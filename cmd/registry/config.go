@@ -61,6 +61,11 @@ type Config struct {
 	RateSearch  int
 	TrustProxy  bool
 
+	// HostCaps is the Kandev host capability table file of host-aware documents (--host-caps);
+	// empty means ingest.DefaultHostCaps. hostCaps is it parsed by validate.
+	HostCaps string
+	hostCaps *ingest.HostCaps
+
 	// problems are the flag and environment values that did not parse; validate reports
 	// them with every other problem, so one start names every mistake.
 	problems []error
@@ -106,6 +111,7 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.int(&cfg.RatePublish, "rate-publish", "REGISTRY_RATE_PUBLISH", server.DefaultRatePublish, formRate, "publishes and other writes per minute per IP and per token; 0 disables")
 	b.int(&cfg.RateSearch, "rate-search", "REGISTRY_RATE_SEARCH", server.DefaultRateSearch, formRate, "searches per minute per IP and per token; 0 disables")
 	b.bool(&cfg.TrustProxy, "trust-proxy", "REGISTRY_TRUST_PROXY", "rate-limit by X-Forwarded-For from loopback/private proxies")
+	b.str(&cfg.HostCaps, "host-caps", "REGISTRY_HOST_CAPS", "", "Kandev host capability table (YAML) for /kandev/{version}/{platform}/index.json; default the table in docs/host-aware.md")
 	cfg.AdminToken = strings.TrimSpace(c.getenv("REGISTRY_ADMIN_TOKEN"))
 	cfg.GitHubToken = strings.TrimSpace(c.getenv("REGISTRY_GITHUB_TOKEN"))
 }
@@ -134,7 +140,31 @@ func (cfg *Config) validate() error {
 			errs = append(errs, fmt.Errorf("--sigstore-trusted-root: %v (download trusted_root.json from the Sigstore TUF repository, or unset it)", err))
 		}
 	}
+	if err := cfg.loadHostCaps(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// loadHostCaps reads and checks --host-caps, naming every problem with its rule.
+func (cfg *Config) loadHostCaps() error {
+	if cfg.HostCaps == "" {
+		return nil
+	}
+	data, err := os.ReadFile(cfg.HostCaps)
+	if err != nil {
+		return fmt.Errorf("--host-caps: %v (point it at a capability table, or unset it for the defaults)", err)
+	}
+	caps, probs := ingest.ParseHostCaps(data)
+	if len(probs) > 0 {
+		msgs := make([]string, 0, len(probs))
+		for _, p := range probs {
+			msgs = append(msgs, p.String())
+		}
+		return fmt.Errorf("--host-caps %s: %s (see docs/host-aware.md)", cfg.HostCaps, strings.Join(msgs, "; "))
+	}
+	cfg.hostCaps = caps
+	return nil
 }
 
 // rateLimits maps the flags to the server's budgets, where 0 means off.

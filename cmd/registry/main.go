@@ -41,6 +41,7 @@ func commands() map[string]command {
 		"yank":            {cmdYank, yankHelp},
 		"unyank":          {cmdUnyank, unyankHelp},
 		"delist":          {cmdDelist, delistHelp},
+		"compat":          {cmdCompat, compatHelp},
 		"log":             {cmdLog, logHelp()},
 		"version":         {cmdVersion, versionHelp},
 	}

@@ -1,0 +1,245 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestCurationNarrowsEverywhere: a curated max_kandev stops offering a release to newer
+// hosts in the host-aware index (cached documents are rebuilt), the compatibility answer
+// and the upgrade answer; it is audited; clearing it restores the manifest's range.
+func TestCurationNarrowsEverywhere(t *testing.T) {
+	s := newCompatService(t, compatReleases)
+	ctx := context.Background()
+	h94 := mustHost(t, "0.94.0", "linux-amd64")
+	d, err := s.HostIndex(ctx, h94)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(picks(t, d.Kandev.Body), "p-multi@2.0.0") {
+		t.Fatalf("before curation: %v", picks(t, d.Kandev.Body))
+	}
+	if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "2.0.0", "0.93.4", "crashes on the 0.94 task API"); err != nil {
+		t.Fatal(err)
+	}
+	d, err = s.HostIndex(ctx, h94)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := picks(t, d.Kandev.Body); slices.Contains(got, "p-multi@2.0.0") || !slices.Contains(got, "p-multi@1.1.0") {
+		t.Errorf("after curation 0.94.0 is offered %v; want p-multi@1.1.0, the newest release left it can install", got)
+	}
+	d93, err := s.HostIndex(ctx, mustHost(t, "0.93.4", "linux-amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(picks(t, d93.Kandev.Body), "p-multi@2.0.0") {
+		t.Errorf("0.93.4 (the curated maximum, inclusive) is offered %v, want p-multi@2.0.0", picks(t, d93.Kandev.Body))
+	}
+	rep, err := s.Compatibility(ctx, "p-multi", h94)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if codes := reasonCodes(rep.Releases[1]); rep.Releases[1].Version != "2.0.0" || !slices.Contains(codes, ReasonCuratedMax) || rep.Releases[1].Curated == nil {
+		t.Errorf("2.0.0 on 0.94.0: %+v, want refused as curated", rep.Releases[1])
+	}
+	up, err := s.Upgrade(ctx, "p-multi", "1.1.0", h94)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Upgrade != "none" {
+		t.Errorf("upgrade from 1.1.0 on 0.94.0 = %s, want none (2.0.0 is curated away)", up.Upgrade)
+	}
+	entries, err := s.store.AuditLog(ctx, 5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := entries[0]; e.Action != "compat_set" || e.Target != "p-multi@2.0.0" || e.Actor != "admin" || e.Detail["max_kandev"] != "0.93.4" {
+		t.Errorf("audit %+v, want compat_set of p-multi@2.0.0 by admin with max_kandev", e)
+	}
+	if had, err := s.ClearCompat(ctx, anAdmin, "p-multi", "2.0.0"); err != nil || !had {
+		t.Fatalf("ClearCompat = %v, %v", had, err)
+	}
+	d, err = s.HostIndex(ctx, h94)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(picks(t, d.Kandev.Body), "p-multi@2.0.0") {
+		t.Errorf("after clearing: %v, want p-multi@2.0.0 back", picks(t, d.Kandev.Body))
+	}
+}
+
+// TestCurationNeverWidens: a maximum below the manifest's floor is refused naming
+// max_kandev; and since a curation holds only a maximum, no curation makes a host below
+// min_kandev_version (or with an api_version, platform or kind it lacks) installable.
+func TestCurationNeverWidens(t *testing.T) {
+	s := newCompatService(t, compatReleases)
+	ctx := context.Background()
+	_, err := s.SetCompat(ctx, anAdmin, "p-multi", "2.0.0", "0.91.9", "too low")
+	if ruleOf(err) != "compat.max_kandev.below_min" || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("max below min: %v (rule %q), want compat.max_kandev.below_min", err, ruleOf(err))
+	}
+	if r := err.(*Refusal); r.Problems[0].Path != "max_kandev" || !strings.Contains(r.Message, "0.92.0") {
+		t.Errorf("refusal %q at %q: want it to name max_kandev and the floor 0.92.0", r.Message, r.Problems[0].Path)
+	}
+	if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "2.0.0", "0.92.0", "only the floor"); err != nil {
+		t.Fatalf("max equal to min: %v", err)
+	}
+	if _, err := s.SetCompat(ctx, anAdmin, "p-new", "1.0.0", "99.0.0", "as wide as it gets"); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []Host{mustHost(t, "0.91.0", "linux-amd64"), mustHost(t, "0.50.0", "linux-amd64"), mustHost(t, "0.95.0", "windows-amd64")} {
+		rep, err := s.Compatibility(ctx, "p-new", h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Offered != nil {
+			t.Errorf("p-new curated up to 99.0.0 is offered to %s on %s, which its manifest refuses", h.Kandev, h.Platform)
+		}
+	}
+	for _, tt := range []struct{ max, reason, rule string }{
+		{"0.93", "x", "compat.max_kandev.format"},
+		{"v0.93.0", "x", "compat.max_kandev.format"},
+		{strings.Repeat("9", 100), "x", "compat.max_kandev.format"},
+		{"0.93.0", "", "compat.reason"},
+		{"0.93.0", "two\nlines", "compat.reason"},
+		{"0.93.0", strings.Repeat("a", MaxCompatReason+1), "compat.reason"},
+	} {
+		if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "2.0.0", tt.max, tt.reason); ruleOf(err) != tt.rule {
+			t.Errorf("SetCompat(max %.20q, reason %.20q): %v, want %s", tt.max, tt.reason, err, tt.rule)
+		}
+	}
+	if _, err := s.SetCompat(ctx, Actor{Name: "publisher:acme", Publisher: "acme"}, "p-multi", "2.0.0", "0.93.0", "x"); !errors.Is(err, ErrForbidden) {
+		t.Errorf("a publisher curating: %v, want ErrForbidden", err)
+	}
+	if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "7.0.0", "0.93.0", "x"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an unknown release: %v, want ErrNotFound", err)
+	}
+}
+
+func TestParseHostRefusesHostileValues(t *testing.T) {
+	tests := []struct{ kandev, platform, rule string }{
+		{"0.91.0", "linux-amd64", ""},
+		{"0.91.0-rc.1", "darwin-arm64", ""},
+		{"v0.91.0", "linux-amd64", "host.version"},
+		{"0.91", "linux-amd64", "host.version"},
+		{"0.91.0+build", "linux-amd64", "host.version"},
+		{"", "linux-amd64", "host.version"},
+		{strings.Repeat("1", 10_000), "linux-amd64", "host.version"},
+		{"0.91.0", "", "host.platform"},
+		{"0.91.0", "linux_amd64", "host.platform"},
+		{"0.91.0", "linux-amd64\x00", "host.platform"},
+		{"0.91.0", "../../etc", "host.platform"},
+		{"0.91.0", strings.Repeat("linux-", 10_000), "host.platform"},
+	}
+	for _, tt := range tests {
+		_, err := ParseHost(tt.kandev, tt.platform)
+		if got := ruleOf(err); got != tt.rule {
+			t.Errorf("ParseHost(%.20q, %.20q) rule %q, want %q (%v)", tt.kandev, tt.platform, got, tt.rule, err)
+		}
+		if err != nil && (!errors.Is(err, ErrBadQuery) || len(err.Error()) > 400) {
+			t.Errorf("ParseHost(%.20q, %.20q): %d-byte %v, want a short ErrBadQuery", tt.kandev, tt.platform, len(err.Error()), err)
+		}
+	}
+}
+
+// TestHostCacheIsBounded: hosts of one class share one built document, however many
+// distinct versions ask; the bytes kept stay within the bound.
+func TestHostCacheIsBounded(t *testing.T) {
+	s := newCompatService(t, compatReleases)
+	ctx := context.Background()
+	for i := range 300 {
+		if _, err := s.HostIndex(ctx, mustHost(t, fmt.Sprintf("0.91.%d-x%d", 1000+i, i), "linux-amd64")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := s.HostCacheStats(); n != 1 {
+		t.Errorf("300 hosts between the same thresholds: %d documents built, want 1", n)
+	}
+	first, err := s.HostIndex(ctx, mustHost(t, "0.91.5", "linux-amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.HostIndex(ctx, mustHost(t, "0.91.77", "linux-amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Error("two hosts of one class got different documents")
+	}
+
+	s.cfg.HostCacheBytes = first.size + 1 // room for one document
+	for _, p := range []string{"linux-amd64", "darwin-arm64", "windows-amd64", "linux-arm64", "freebsd-amd64"} {
+		for _, v := range []string{"0.79.0", "0.84.0", "0.85.0", "0.92.0", "0.96.0"} {
+			if _, err := s.HostIndex(ctx, mustHost(t, v, p)); err != nil {
+				t.Fatal(err)
+			}
+			if n, b := s.HostCacheStats(); n > 1 && b > s.cfg.HostCacheBytes {
+				t.Fatalf("%d documents, %d bytes kept, over the %d-byte bound", n, b, s.cfg.HostCacheBytes)
+			}
+		}
+	}
+}
+
+func TestHostCapsTable(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		rules      []string
+	}{
+		{"default", defaultHostCapsYAML, nil},
+		{"json", `{"hosts": [{"from": "0.0.0", "api_versions": [1]}]}`, nil},
+		{"no rows", "hosts: []", []string{"host.caps.from"}},
+		{"first not 0.0.0", "hosts:\n  - from: \"0.80.0\"\n    api_versions: [1]", []string{"host.caps.from"}},
+		{"bad from", "hosts:\n  - from: \"0.0.0\"\n  - from: \"v1\"", []string{"host.caps.from"}},
+		{"unsorted", "hosts:\n  - from: \"0.0.0\"\n  - from: \"0.92.0\"\n  - from: \"0.80.0\"", []string{"host.caps.order"}},
+		{"duplicate", "hosts:\n  - from: \"0.0.0\"\n  - from: \"0.0.0\"", []string{"host.caps.order"}},
+		{"unknown api", "hosts:\n  - from: \"0.0.0\"\n    api_versions: [1, 3, 1]", []string{"host.caps.api_version", "host.caps.api_version"}},
+		{"typo", "hosts:\n  - from: \"0.0.0\"\n    api_version: [1]", []string{"host.caps.parse"}},
+		{"huge", strings.Repeat("#", MaxHostCapsBytes+1), []string{"host.caps.parse"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, probs := ParseHostCaps([]byte(tt.yaml))
+			var got []string
+			for _, p := range probs {
+				got = append(got, p.Rule)
+			}
+			if diff := cmp.Diff(tt.rules, got); diff != "" {
+				t.Errorf("rules (-want +got):\n%s", diff)
+			}
+			if (c == nil) != (len(tt.rules) > 0) {
+				t.Errorf("table %v with problems %v", c, got)
+			}
+		})
+	}
+	c := DefaultHostCaps()
+	for v, want := range map[string]int{"0.0.0": 0, "0.79.9": 0, "0.80.0": 1, "0.91.9": 1, "0.92.0-rc.1": 1, "0.92.0": 2, "9.0.0": 2} {
+		if got := c.Row(mustHost(t, v, "linux-amd64").Version); got != want {
+			t.Errorf("Row(%s) = %d, want %d", v, got, want)
+		}
+	}
+}
+
+// TestHostCapsConfigured: an operator's table changes what hosts are offered.
+func TestHostCapsConfigured(t *testing.T) {
+	caps, probs := ParseHostCaps([]byte("hosts:\n  - from: \"0.0.0\"\n    api_versions: [1, 2]\n    canvases: true\n"))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	s := newCompatService(t, compatReleases)
+	s.cfg.HostCaps = caps
+	d, err := s.HostIndex(context.Background(), mustHost(t, "0.91.5", "linux-amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0.91.5: api_version 2 and canvases accepted; p-multi 2.0.0 needs 0.92, c-board 0.91.1.
+	if diff := cmp.Diff([]string{"c-board@1.0.0", "p-multi@1.1.0", "p-ui@2.0.0"}, picks(t, d.Kandev.Body)); diff != "" {
+		t.Errorf("picks (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/store"
+)
+
+// hostOfPath reads the host of a /kandev/{host_version}/{platform}/… path: a malformed
+// version is a 400, an unknown platform a 404 (no such document), each naming its rule.
+func hostOfPath(c echo.Context) (ingest.Host, error) {
+	h, err := ingest.ParseHost(c.Param("kandev"), c.Param("platform"))
+	var rf *ingest.Refusal
+	if errors.As(err, &rf) && len(rf.Problems) > 0 && rf.Problems[0].Rule == "host.platform" {
+		return h, &ingest.Refusal{Kind: ingest.ErrNotFound, Message: rf.Message, Problems: rf.Problems}
+	}
+	return h, err
+}
+
+// hostOfQuery reads the host of ?kandev=&platform=; either malformed is a 400.
+func hostOfQuery(c echo.Context) (ingest.Host, error) {
+	return ingest.ParseHost(c.QueryParam("kandev"), c.QueryParam("platform"))
+}
+
+// handleHostIndex is GET and HEAD /kandev/{host_version}/{platform}/index.json: the
+// host-aware Kandev document (the newest release each listed plugin has that this host can
+// install), served like /index.json.
+func (s *Server) handleHostIndex(c echo.Context) error {
+	d, err := s.hostDoc(c)
+	if err != nil {
+		return err
+	}
+	return s.serveDocument(c, func(*ingest.Documents) *ingest.Document { return &d.Kandev })
+}
+
+// handleHostShard is GET and HEAD /kandev/{host_version}/{platform}/index/{shard}: a shard
+// the host-aware document names when it is partial.
+func (s *Server) handleHostShard(c echo.Context) error {
+	d, err := s.hostDoc(c)
+	if err != nil {
+		return err
+	}
+	sh, ok := d.Shards[c.Param("shard")]
+	if !ok {
+		return errf(http.StatusNotFound, "no such shard of this host-aware index; its partial object names the shards")
+	}
+	return s.serveDocument(c, func(*ingest.Documents) *ingest.Document { return &sh })
+}
+
+func (s *Server) hostDoc(c echo.Context) (*ingest.HostDoc, error) {
+	h, err := hostOfPath(c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.svc.HostIndex(c.Request().Context(), h)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, errf(http.StatusServiceUnavailable, "the index is being built; retry shortly")
+	}
+	return d, nil
+}
+
+// handleCompatibility is GET /api/v1/plugins/{id}/compatibility?kandev=X&platform=Y: per
+// release, whether that host can install it and why not (reason codes and text).
+func (s *Server) handleCompatibility(c echo.Context) error {
+	h, err := hostOfQuery(c)
+	if err != nil {
+		return err
+	}
+	rep, err := s.svc.Compatibility(c.Request().Context(), c.Param("id"), h)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, rep)
+}
+
+// handleUpgrade is GET /api/v1/plugins/{id}/upgrade?from=V&kandev=X&platform=Y: the newest
+// release newer than V that host can install, or "none" with why, and the release notes
+// in between.
+func (s *Server) handleUpgrade(c echo.Context) error {
+	h, err := hostOfQuery(c)
+	if err != nil {
+		return err
+	}
+	rep, err := s.svc.Upgrade(c.Request().Context(), c.Param("id"), c.QueryParam("from"), h)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, rep)
+}
+
+type compatBody struct {
+	MaxKandev string `json:"max_kandev"`
+	Reason    string `json:"reason"`
+}
+
+// handleCompatSet is POST /api/v1/admin/compat/{id}/versions/{version}
+// {"max_kandev","reason"} (admin): narrow the release to hosts up to max_kandev.
+func (s *Server) handleCompatSet(c echo.Context) error {
+	var b compatBody
+	if err := decodeJSONBody(c, &b); err != nil {
+		return err
+	}
+	cur, err := s.svc.SetCompat(c.Request().Context(), actorOf(c), c.Param("id"), c.Param("version"), b.MaxKandev, b.Reason)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cur)
+}
+
+// handleCompatClear is POST /api/v1/admin/compat/{id}/versions/{version}/clear (admin):
+// remove the curation; the manifest's range applies again.
+func (s *Server) handleCompatClear(c echo.Context) error {
+	had, err := s.svc.ClearCompat(c.Request().Context(), actorOf(c), c.Param("id"), c.Param("version"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"id": c.Param("id"), "version": c.Param("version"), "cleared": had})
+}
+
+// decodeJSONBody reads a small JSON object body (at most 64 KiB, no unknown fields).
+func decodeJSONBody(c echo.Context, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errf(http.StatusBadRequest, "expected a JSON body like {\"max_kandev\": \"0.93.4\", \"reason\": \"...\"}: "+err.Error())
+	}
+	return nil
+}
+
+// curationOf is the curation of one release for the plugin page, if any.
+func curationOf(curs map[string]store.Curation, version string) *store.Curation {
+	if c, ok := curs[version]; ok {
+		return &c
+	}
+	return nil
+}
