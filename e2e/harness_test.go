@@ -117,6 +117,7 @@ func startRegistry(t *testing.T) *registry {
 	publicURL := "http://" + srv.Listener.Addr().String()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := ingest.New(st, list, ingest.Config{PublicURL: publicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, log)
+	t.Cleanup(svc.Close) // its background writes end before the test data is removed
 	publishExamples(t, ctx, svc)
 	if err := svc.Rebuild(ctx); err != nil {
 		t.Fatalf("rebuild index: %v", err)

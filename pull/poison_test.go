@@ -41,9 +41,8 @@ func helloManifest(version, description string) string {
 }
 
 // TestSyncRefusesIndexPoisoning: a listed repository cannot poison the index through sync
-// (no token needed there): oversized or control-character fields and a release that would
-// push index.json over the host limit are refused with their rule, and the last good
-// release of that repository and everyone else's stay listed.
+// (no token needed there): oversized or control-character fields are refused with their
+// rule, and the last good release of that repository and everyone else's stay listed.
 func TestSyncRefusesIndexPoisoning(t *testing.T) {
 	bel := strings.Repeat(`\a`, 400<<10)
 	aliased := "id: acme-hello\napi_version: 2\nversion: \"1.1.0\"\ndescription: &d \"" + bel + "\"\ndisplay_name: *d\nauthor: *d\n" +
@@ -54,7 +53,6 @@ func TestSyncRefusesIndexPoisoning(t *testing.T) {
 	}{
 		{"control characters reused through aliases", aliased, "manifest.field.characters", 0},
 		{"an ordinary 900 KiB description", helloManifest("1.1.0", strings.Repeat("hello world ", 75<<10)), "manifest.field.length", 0},
-		{"a release that would exceed the host limit", helloManifest("1.1.0", strings.Repeat("Within the field limit. ", 40)), "index.size", 2 << 10},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newPoisonEnv(t, tt.maxIndex)
@@ -84,6 +82,43 @@ func TestSyncRefusesIndexPoisoning(t *testing.T) {
 	}
 }
 
+// TestSyncOverTheIndexLimitLands: a synced release that would push index.json over the
+// host limit is published, not refused: index.json stays within the limit, partial, and
+// the release is in exactly one id shard.
+func TestSyncOverTheIndexLimitLands(t *testing.T) {
+	const limit = 2 << 10
+	e := newPoisonEnv(t, limit)
+	e.gh.SetRelease(hello, "v1.0.0", githubtest.Asset{Name: "acme-hello-1.0.0.tar.gz", Data: pkg(t, "acme-hello", "1.0.0")})
+	e.gh.SetRelease(other, "v1.0.0", githubtest.Asset{Name: "acme-other-1.0.0.tar.gz", Data: pkg(t, "acme-other", "1.0.0")})
+	e.round()
+	long := helloManifest("1.1.0", strings.Repeat("Within the field limit. ", 40))
+	e.gh.SetRelease(hello, "v1.1.0", githubtest.Asset{Name: "acme-hello-1.1.0.tar.gz", Data: poisoned(t, long)})
+	if res := e.round()[hello]; res.Outcome != store.SyncPublished {
+		t.Fatalf("release over the limit: %s (rules %v), want published", res, res.Rules)
+	}
+	docs := e.svc.Documents()
+	if n := len(docs.Kandev.Body); n > limit || !docs.Partial() {
+		t.Fatalf("index.json: %d bytes (limit %d), partial %v", n, limit, docs.Partial())
+	}
+	ids, _ := docs.ShardURLs()
+	found := 0
+	for _, u := range ids {
+		d, ok, err := docs.Shard(u[strings.LastIndex(u, "/")+1:])
+		if err != nil || !ok || len(d.Body) > limit {
+			t.Fatalf("%s: ok %v, err %v", u, ok, err)
+		}
+		if strings.Contains(string(d.Body), `"id":"acme-hello"`) {
+			found++
+			if !strings.Contains(string(d.Body), `"version":"1.1.0"`) {
+				t.Errorf("%s lists acme-hello, not at 1.1.0: %s", u, d.Body)
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("acme-hello is in %d id shards, want 1", found)
+	}
+}
+
 // newPoisonEnv is newEnv with the index limit set (0: the default).
 func newPoisonEnv(t *testing.T, maxIndex int) *env {
 	t.Helper()
@@ -100,6 +135,7 @@ func newPoisonEnv(t *testing.T, maxIndex int) *env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := ingest.New(st, l, ingest.Config{PublicURL: "https://plugins.example.com", Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits(),
 		MaxIndexBytes: maxIndex}, log)
+	t.Cleanup(svc.Close) // its background writes end before the test data is removed
 	if err := svc.Rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}

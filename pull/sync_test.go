@@ -62,6 +62,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { _ = st.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := ingest.New(st, l, ingest.Config{PublicURL: "https://plugins.example.com", Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, log)
+	t.Cleanup(svc.Close) // its background writes end before the test data is removed
 	if err := svc.Rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,7 @@ func newLoggedEnv(t *testing.T) (*env, *lockedBuffer) {
 	e.srv = httptest.NewUnstartedServer(nil)
 	publicURL := "http://" + e.srv.Listener.Addr().String()
 	e.svc = ingest.New(st, l, ingest.Config{PublicURL: publicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, log)
+	t.Cleanup(e.svc.Close) // its background writes end before the test data is removed
 	if err := e.svc.Rebuild(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ func newEnvCapped(t *testing.T, dir string, maxIndexBytes int) *env {
 	publicURL := "http://" + e.srv.Listener.Addr().String()
 	e.svc = ingest.New(e.st, l, ingest.Config{PublicURL: publicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits(),
 		MaxIndexBytes: maxIndexBytes}, log)
+	t.Cleanup(e.svc.Close) // its background writes end before the test data is removed
 	if err := e.svc.Rebuild(ctx); err != nil {
 		if _, err := e.svc.ServeLastGood(ctx, err); err != nil {
 			t.Fatal(err)

@@ -45,6 +45,7 @@ func newSignedEnv(t *testing.T) (*env, note.Verifier) {
 		IndexSigner: signer, LogCheckpoint: func(context.Context) (translog.Checkpoint, error) {
 			return translog.SignCheckpoint(signer, 0, tlog.Hash{})
 		}}, log)
+	t.Cleanup(e.svc.Close) // its background writes end before the test data is removed
 	if err := e.svc.Rebuild(context.Background()); err != nil {
 		t.Fatal(err)
 	}

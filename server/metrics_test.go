@@ -75,6 +75,7 @@ func newEnvWith(t *testing.T, cfg server.Config, log *slog.Logger, rebuild bool)
 	}
 	e.svc = ingest.New(st, l, ingest.Config{PublicURL: cfg.PublicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits(),
 		Observer: cfg.Metrics}, log)
+	t.Cleanup(e.svc.Close) // its background writes end before the test data is removed
 	if rebuild {
 		if err := e.svc.Rebuild(ctx); err != nil {
 			t.Fatal(err)

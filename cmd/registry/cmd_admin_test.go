@@ -30,6 +30,7 @@ func mustDemoStore(t *testing.T) string {
 		t.Fatal(err, probs)
 	}
 	svc := ingest.New(st, l, ingest.Config{PublicURL: "http://x", Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, slog.New(slog.DiscardHandler))
+	t.Cleanup(svc.Close) // its background writes end before the test data is removed
 	var buf bytes.Buffer
 	if err := examples.Pack("hello-managed", &buf); err != nil {
 		t.Fatal(err)
