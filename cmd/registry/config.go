@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/pull"
 	"github.com/pluginyard/registry/server"
@@ -27,6 +28,11 @@ type Config struct {
 	MaxBodyBytes int64
 	Demo         bool
 	SiteName     string
+	// MaxIndexBytes is the most bytes any index document may have; IndexOrder how a
+	// partial index.json chooses entries after official and featured ones (see
+	// docs/index-at-scale.md).
+	MaxIndexBytes int64
+	IndexOrder    string
 
 	SigstoreTrustedRoot string
 	SigstoreTlog        int
@@ -92,6 +98,9 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 		"a whole number of bytes, at least 1048576 (1 MiB), such as 104857600", "publish upload limit in bytes")
 	b.bool(&cfg.Demo, "demo", "REGISTRY_DEMO", "publish the bundled examples when the data directory is empty")
 	b.str(&cfg.SiteName, "site-name", "REGISTRY_SITE_NAME", "Plugin Registry", "name shown on pages and in index.json source")
+	b.int64(&cfg.MaxIndexBytes, "index-max-bytes", "REGISTRY_INDEX_MAX_BYTES", index.MaxKandevSize, 64<<10,
+		"a whole number of bytes, at least 65536 (64 KiB), such as 5242880", "the most bytes index.json, each shard and curupira/index.json may have (hosts refuse larger); past it the size policy compacts, then chooses entries (docs/index-at-scale.md)")
+	b.enum(&cfg.IndexOrder, "index-order", "REGISTRY_INDEX_ORDER", "which entries a partial index.json keeps after official and featured ones: the most downloaded or the most recently updated", index.OrderDownloads, index.OrderRecent)
 	b.str(&cfg.SigstoreTrustedRoot, "sigstore-trusted-root", "REGISTRY_SIGSTORE_TRUSTED_ROOT", "", "trusted_root.json for offline Sigstore verification")
 	b.int(&cfg.SigstoreTlog, "sigstore-tlog-threshold", "REGISTRY_SIGSTORE_TLOG_THRESHOLD", 1, formThreshold, "transparency log entries required")
 	b.int(&cfg.SigstoreTimestamps, "sigstore-timestamp-threshold", "REGISTRY_SIGSTORE_TIMESTAMP_THRESHOLD", 1, formThreshold, "verified timestamps required")
