@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/ingest"
-	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/web"
 )
 
 // hostOfPath reads the host of a /kandev/{host_version}/{platform}/… path: a malformed
@@ -135,10 +135,17 @@ func decodeJSONBody(c echo.Context, v any) error {
 	return nil
 }
 
-// curationOf is the curation of one release for the plugin page, if any.
-func curationOf(curs map[string]store.Curation, version string) *store.Curation {
-	if c, ok := curs[version]; ok {
-		return &c
+// markCurated shows on the versions table of a plugin page the releases an admin narrowed
+// to older hosts (one query: the package's curations).
+func (s *Server) markCurated(c echo.Context, id string, rows []web.VersionRow) error {
+	curs, err := s.svc.Store().Curations(c.Request().Context(), id)
+	if err != nil || len(curs) == 0 {
+		return err
+	}
+	for i := range rows {
+		if cur, ok := curs[rows[i].Version]; ok {
+			rows[i].CuratedMax, rows[i].CuratedReason = cur.MaxKandev, cur.Reason
+		}
 	}
 	return nil
 }

@@ -189,6 +189,9 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	if len(it.Entry.Owners) > 0 {
 		p.PublisherURL = web.PublisherURL(it.Entry.Owners[0])
 	}
+	if err := s.markCurated(c, it.ID, p.Versions); err != nil {
+		return err
+	}
 	d, err := s.packageDetails(c, it, p.Versions)
 	if err != nil {
 		return err

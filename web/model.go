@@ -135,6 +135,9 @@ type VersionRow struct {
 	Yanked     bool
 	YankReason string
 	URL        string // the package download URL
+	// CuratedMax is the newest Kandev version an admin still offers this release to ("":
+	// not curated), CuratedReason why (registry compat, docs/host-aware.md).
+	CuratedMax, CuratedReason string
 	// NotesHTML is this version's section of its CHANGELOG.md, rendered at publish.
 	NotesHTML HTML
 }
