@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -8,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/pack"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify/signature"
 )
@@ -65,6 +68,18 @@ func TestPackagesVerify(t *testing.T) {
 				t.Errorf("the signature does not verify with the catalogue key: %v", err)
 			}
 		}
+	}
+}
+
+func TestVerifyRefusesInvalid(t *testing.T) {
+	var buf bytes.Buffer
+	fsys := fstest.MapFS{"manifest.yaml": {Data: []byte("id: gen-bad-000001\napi_version: 2\nversion: \"1.0.0\"\n")}}
+	if err := pack.FS(fsys, &buf); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Verify(context.Background(), "gen-bad-000001-1.0.0.tar.gz", buf.Bytes())
+	if err == nil || rep == nil || !rep.Problems.HasErrors() {
+		t.Fatalf("Verify(a manifest without display_name, description, author) = %v, want it refused with its problems", err)
 	}
 }
 
