@@ -101,23 +101,22 @@ func checkHostCaps(c *HostCaps, probs *problem.List) {
 		probs.Errorf("host.caps.from", "hosts", "expected at most %d rows, found %d; keep one row per host version that changed what it installs", MaxHostCaps, len(c.Hosts))
 		return
 	}
+	valid := make([]bool, len(c.Hosts))
 	for i := range c.Hosts {
-		checkHostCap(&c.Hosts[i], fmt.Sprintf("hosts[%d]", i), probs)
+		valid[i] = checkHostCap(&c.Hosts[i], fmt.Sprintf("hosts[%d]", i), probs)
 	}
-	if len(*probs) > 0 {
-		return
-	}
-	if first := c.Hosts[0].from; first.Compare(version.V{}) != 0 {
-		probs.Errorf("host.caps.from", "hosts[0].from", "expected the first row from \"0.0.0\", found %q; hosts older than it would match no row: add a first row from \"0.0.0\" (api_versions: [] if they install nothing)", c.Hosts[0].From)
+	if first := c.Hosts[0]; valid[0] && first.from.Compare(version.V{}) != 0 {
+		probs.Errorf("host.caps.from", "hosts[0].from", "expected the first row from \"0.0.0\", found %q; hosts older than it would match no row: add a first row from \"0.0.0\" (api_versions: [] if they install nothing)", first.From)
 	}
 	for i := 1; i < len(c.Hosts); i++ {
-		if c.Hosts[i].from.Compare(c.Hosts[i-1].from) <= 0 {
+		if valid[i] && valid[i-1] && c.Hosts[i].from.Compare(c.Hosts[i-1].from) <= 0 {
 			probs.Errorf("host.caps.order", fmt.Sprintf("hosts[%d].from", i), "expected rows in increasing from order, found %q after %q; sort the rows and merge duplicates", c.Hosts[i].From, c.Hosts[i-1].From)
 		}
 	}
 }
 
-func checkHostCap(h *HostCap, path string, probs *problem.List) {
+// checkHostCap checks one row; it reports whether its from parsed.
+func checkHostCap(h *HostCap, path string, probs *problem.List) bool {
 	v, err := version.Parse(h.From)
 	if err != nil {
 		probs.Errorf("host.caps.from", path+".from", "expected a host version such as \"0.80.0\", found %q: %v", truncateQuote(h.From), err)
@@ -139,6 +138,7 @@ func checkHostCap(h *HostCap, path string, probs *problem.List) {
 	if len(h.Note) > 300 || strings.ContainsAny(h.Note, "\r\n") {
 		probs.Errorf("host.caps.parse", path+".note", "expected a one-line note of at most 300 bytes, found %d bytes", len(h.Note))
 	}
+	return err == nil
 }
 
 // truncateQuote shortens s for an error message.
