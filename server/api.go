@@ -137,7 +137,7 @@ func (s *Server) handlePluginList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.listing(c.Request().Context(), q)
+	l, err := s.listing(c.Request().Context(), q, false)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func (s *Server) handleHome(c echo.Context) error {
 	q.Limit = pagePerPage
 	q.Offset = (page - 1) * pagePerPage
 	ctx := c.Request().Context()
-	l, err := s.listing(ctx, q)
+	l, err := s.listing(ctx, q, true)
 	if err != nil {
 		return err
 	}
@@ -54,10 +54,7 @@ func (s *Server) handleHome(c echo.Context) error {
 	}
 	p := web.HomePage{Meta: s.meta("", "Plugins, canvases and Curupira extensions, checked and signed.", "/"),
 		Query: q.Q, Kind: q.Kind, Category: q.Category, Sort: q.Sort, Cards: s.cardsOf(l.items),
-		Total: l.total, TotalMore: l.more, Page: page, PerPage: pagePerPage}
-	if p.Categories, err = s.categoryCounts(ctx, q); err != nil {
-		return err
-	}
+		Categories: categoryFilters(l, q.Category), Total: l.total, TotalMore: l.more, Page: page, PerPage: pagePerPage}
 	p.Meta.PageSearch = true
 	if !hasText(q.Q) && q.Category == "" && page == 1 {
 		p.Featured = s.cardsOf(s.svc.Catalog().Views().Featured(q.Kind))
@@ -72,27 +69,37 @@ func (s *Server) handleHome(c echo.Context) error {
 }
 
 // page is one page of a listing: its items and how many there are in all (more: a text
-// search counted store.SearchCap and stopped, so total is a lower bound).
+// search counted store.SearchCap and stopped, so total is a lower bound), and when asked
+// for, the category counts of q's text and kind (partial: lower bounds, for the same reason).
 type page struct {
-	items []*ingest.Item
-	total int
-	more  bool
+	items   []*ingest.Item
+	total   int
+	more    bool
+	counts  map[string]int
+	partial bool
 }
 
-// listing answers q: without text from the catalog's precomputed orders (a slice, whatever
-// the catalogue's size), with text from the search table (bounded, see store.SearchCap).
-func (s *Server) listing(ctx context.Context, q store.SearchQuery) (page, error) {
+// listing answers q: without text from the catalog's precomputed orders and counts (a
+// slice, whatever the catalogue's size), with text from the search table (bounded, see
+// store.SearchCap).
+func (s *Server) listing(ctx context.Context, q store.SearchQuery, counted bool) (page, error) {
 	cat := s.svc.Catalog()
 	if !hasText(q.Q) {
 		items, total := cat.Views().List(q.Kind, q.Category, q.Sort, q.Offset, q.Limit)
-		return page{items: items, total: total}, nil
+		return page{items: items, total: total, counts: cat.Views().CategoryCounts(q.Kind)}, nil
 	}
-	ids, total, err := s.svc.Store().Search(ctx, q)
+	var res store.SearchResult
+	var err error
+	if counted {
+		res, err = s.svc.Store().SearchCounted(ctx, q)
+	} else {
+		res.IDs, res.Total, err = s.svc.Store().Search(ctx, q)
+	}
 	if err != nil {
 		return page{}, err
 	}
-	p := page{total: min(total, store.SearchCap), more: total > store.SearchCap}
-	for _, id := range ids {
+	p := page{total: min(res.Total, store.SearchCap), more: res.Total > store.SearchCap, counts: res.Counts, partial: res.Partial}
+	for _, id := range res.IDs {
 		if it, ok := cat.Item(id); ok {
 			p.items = append(p.items, it)
 		}
@@ -122,28 +129,20 @@ func (s *Server) cardsOf(items []*ingest.Item) []web.Card {
 	return cards
 }
 
-// categoryCounts are the category filters for the packages matching q's free text and
+// categoryFilters are the category filters of a listing counted for q's free text and
 // kind: each count is what following that filter's link lists (at least that, marked
 // AtLeast, when a text search stopped counting at store.SearchCap). Categories with
-// nothing to list are left out, except the one q selects, so the reader still sees it
-// chosen.
-func (s *Server) categoryCounts(ctx context.Context, q store.SearchQuery) ([]web.CategoryCount, error) {
-	counts, partial := s.svc.Catalog().Views().CategoryCounts(q.Kind), false
-	if hasText(q.Q) {
-		var err error
-		if counts, partial, err = s.svc.Store().CategoryCounts(ctx, q); err != nil {
-			return nil, err
-		}
+// nothing to list are left out, except selected, so the reader still sees it chosen.
+func categoryFilters(l page, selected string) []web.CategoryCount {
+	out := make([]web.CategoryCount, 0, len(l.counts)+1)
+	for name, n := range l.counts {
+		out = append(out, web.CategoryCount{Name: name, Count: n, AtLeast: l.partial})
 	}
-	out := make([]web.CategoryCount, 0, len(counts)+1)
-	for name, n := range counts {
-		out = append(out, web.CategoryCount{Name: name, Count: n, AtLeast: partial})
-	}
-	if _, ok := counts[q.Category]; !ok && q.Category != "" {
-		out = append(out, web.CategoryCount{Name: q.Category, AtLeast: partial})
+	if _, ok := l.counts[selected]; !ok && selected != "" {
+		out = append(out, web.CategoryCount{Name: selected, AtLeast: l.partial})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out
 }
 
 func (s *Server) cardOf(it *ingest.Item) web.Card {
@@ -279,8 +278,10 @@ func (s *Server) handlePublisherPage(c echo.Context) error {
 	if err := pageInRange(n, l); err != nil {
 		return err
 	}
-	p := web.PublisherPage{Meta: s.meta(name, "Packages published by "+name, web.PublisherURL(name)), Name: name, Repos: pv.Repos,
-		Authors: pv.Authors, Cards: s.cardsOf(l.items), Total: l.total, Page: n, PerPage: pagePerPage}
+	p := web.PublisherPage{Meta: s.meta(name, "Packages published by "+name, web.PublisherURL(name)), Name: name,
+		Repos: pv.Repos[:min(len(pv.Repos), publisherLabels)], MoreRepos: max(0, len(pv.Repos)-publisherLabels),
+		Authors: pv.Authors[:min(len(pv.Authors), publisherLabels)], MoreAuthors: max(0, len(pv.Authors)-publisherLabels),
+		Cards: s.cardsOf(l.items), Total: l.total, Page: n, PerPage: pagePerPage}
 	base := web.PublisherURL(name)
 	if n > 1 {
 		p.PrevURL = pageURL(base, n-1)
@@ -290,6 +291,10 @@ func (s *Server) handlePublisherPage(c echo.Context) error {
 	}
 	return render(c, http.StatusOK, web.Publisher(p))
 }
+
+// publisherLabels is how many repositories and authors a publisher page names; the rest
+// are counted ("and 2,476 more"), so the page stays the size of one page of cards.
+const publisherLabels = 24
 
 // pageURL is base at page n (page 1 is base itself).
 func pageURL(base string, n int) string {
@@ -325,7 +330,7 @@ func (s *Server) handleCategoryPage(c echo.Context) error {
 		return errf(http.StatusNotFound, "no such category: the name "+p)
 	}
 	ctx := c.Request().Context()
-	l, err := s.listing(ctx, q)
+	l, err := s.listing(ctx, q, false)
 	if err != nil {
 		return err
 	}
@@ -336,10 +341,7 @@ func (s *Server) handleCategoryPage(c echo.Context) error {
 		return err
 	}
 	// The sidebar links to plain category pages (every kind, no query), so it counts those.
-	counts, err := s.categoryCounts(ctx, store.SearchQuery{Category: q.Category})
-	if err != nil {
-		return err
-	}
+	counts := categoryFilters(page{counts: s.svc.Catalog().Views().CategoryCounts("")}, q.Category)
 	p := web.CategoryPage{Meta: s.meta(q.Category, "Packages in "+q.Category, web.CategoryURL(q.Category)), Name: q.Category,
 		Cards: s.cardsOf(l.items), Categories: counts, Total: l.total, Page: n, PerPage: pagePerPage}
 	base := web.CategoryURL(q.Category)
@@ -371,7 +373,7 @@ func (s *Server) handleDocs(c echo.Context) error {
 	if section != "" {
 		path += "/" + section
 	}
-	return render(c, http.StatusOK, web.Docs(web.DocsPage{Meta: s.meta(t, t, path), Section: section, PublicURL: s.cfg.PublicURL}))
+	return render(c, http.StatusOK, web.Docs(web.DocsPage{Meta: s.meta(t, t, path), Section: section, PublicURL: s.cfg.PublicURL, Sources: s.sources()}))
 }
 
 // docsReference renders the rule reference overview (section "") or one section.

@@ -265,64 +265,191 @@ func textWhere(q SearchQuery) (string, []any) {
 	return cond, args
 }
 
-// searchWindow is the last rowid of the first SearchCap matches of cond (in rowid order:
-// most downloaded first) and how many matches there are, up to SearchCap+1.
-func (s *Store) searchWindow(ctx context.Context, cond string, args []any) (int64, int, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT rowid FROM search WHERE "+cond+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
+// searchRow is one match of a text search, with what ordering it needs.
+type searchRow struct {
+	id, name, categories, updatedAt string
+	downloads                       int64
+	score                           float64 // bm25: lower is more relevant
+}
+
+// searchRowCols are the columns of a searchRow, in its order, for a search in sort: the
+// bm25 score only for relevance (scoring reads the term's every match, for its rarity).
+func searchRowCols(sort string) string {
+	score := "0.0"
+	switch sort {
+	case "name", "recent", "downloads":
+	default:
+		score = "bm25(search, 10.0, 5.0, 1.0, 2.0, 2.0)"
+	}
+	return "id, name, categories, updated_at, CAST(downloads AS INTEGER), " + score
+}
+
+// searchWindow is the first SearchCap+1 matches of q in rowid order (in each kind's band,
+// most downloaded first), scoring only the rows it returns. Whole words are tried first:
+// the index streams their matches, so a common word costs SearchCap rows however many
+// packages it is in, where a prefix term makes the index merge every match first. Only
+// when whole words match SearchCap packages or fewer do its words match as prefixes too
+// (the search box's "as you type"), so the window holds every whole-word match or more
+// than SearchCap of them.
+func (s *Store) searchWindow(ctx context.Context, q SearchQuery) ([]searchRow, error) {
+	cond, args := textWhere(q)
+	args[0] = strings.Replace(args[0].(string), ftsQuery(q.Q), wholeWords(q.Q), 1)
+	win, err := s.windowOf(ctx, q.Sort, cond, args)
+	if err != nil || len(win) > SearchCap {
+		return win, err
+	}
+	cond, args = textWhere(q)
+	return s.windowOf(ctx, q.Sort, cond, args)
+}
+
+func (s *Store) windowOf(ctx context.Context, sort, cond string, args []any) ([]searchRow, error) {
+	return s.searchRows(ctx, "SELECT "+searchRowCols(sort)+" FROM search WHERE "+cond+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
+}
+
+// wholeWords is q's words as whole-word terms.
+func wholeWords(q string) string {
+	words := ftsWords(q)
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	return strings.Join(words, " ")
+}
+
+func (s *Store) searchRows(ctx context.Context, query string, args ...any) ([]searchRow, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return 0, 0, fmt.Errorf("store: search window: %w", err)
+		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	defer rows.Close()
-	var last int64
-	n := 0
+	var out []searchRow
 	for rows.Next() {
-		var rowid int64
-		if err := rows.Scan(&rowid); err != nil {
-			return 0, 0, fmt.Errorf("store: search window: %w", err)
+		var r searchRow
+		if err := rows.Scan(&r.id, &r.name, &r.categories, &r.updatedAt, &r.downloads, &r.score); err != nil {
+			return nil, fmt.Errorf("store: search: %w", err)
 		}
-		if n++; n <= SearchCap {
-			last = rowid
-		}
+		out = append(out, r)
 	}
-	return last, n, rows.Err()
+	return out, rows.Err()
+}
+
+// searchRowOrder compares rows in the order sort names (relevance: bm25), ties by id, as
+// searchOrder does in SQL.
+func searchRowOrder(sort string) func(a, b searchRow) int {
+	return func(a, b searchRow) int {
+		var c int
+		switch sort {
+		case "name":
+			c = strings.Compare(asciiLower(a.name), asciiLower(b.name))
+		case "recent":
+			c = strings.Compare(b.updatedAt, a.updatedAt)
+		case "downloads":
+			c = cmp.Compare(b.downloads, a.downloads)
+		default:
+			c = cmp.Compare(a.score, b.score)
+		}
+		return cmp.Or(c, strings.Compare(a.id, b.id))
+	}
+}
+
+// asciiLower lower-cases ASCII letters only, as SQLite's lower() does.
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
+}
+
+// exactRows are the matches of q whose id or name is the text (lower-cased), found
+// through the start of the id and name columns rather than every match.
+func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, error) {
+	words := ftsWords(q.Q)
+	if len(words) == 0 {
+		return nil, nil
+	}
+	cond, args := textWhere(q)
+	args[0] = `{id name} : ^"` + strings.Join(words, " ") + `"`
+	exact := asciiLower(strings.TrimSpace(q.Q))
+	return s.searchRows(ctx, "SELECT "+searchRowCols(q.Sort)+" FROM search WHERE "+cond+" AND (lower(id) = ? OR lower(name) = ?)", append(args, exact, exact)...)
 }
 
 // searchText answers a text search in bounded work: the exact matches (id or name equal
-// to the text, found through the start of those columns), then the other matches of the
-// window, ranked or sorted, paged across both.
+// to the text), then the other matches of the window, ranked or sorted, paged across both.
 func (s *Store) searchText(ctx context.Context, q SearchQuery) ([]string, int, error) {
-	cond, args := textWhere(q)
-	last, total, err := s.searchWindow(ctx, cond, args)
-	if err != nil || total == 0 {
-		return nil, 0, err
-	}
-	exact := strings.ToLower(strings.TrimSpace(q.Q))
-	order := searchOrder(q.Sort, true)
-	var first []string
-	if words := ftsWords(q.Q); len(words) > 0 {
-		c, a := textWhere(SearchQuery{Q: q.Q, Kind: q.Kind, Category: q.Category})
-		a[0] = a[0].(string) + ` AND {id name} : ^"` + strings.Join(words, " ") + `"`
-		query := "SELECT id FROM search WHERE " + c + " AND (lower(id) = ? OR lower(name) = ?) ORDER BY " + order
-		if first, err = s.searchIDs(ctx, query, append(a, exact, exact)...); err != nil {
-			return nil, 0, err
-		}
-	}
-	ids := window(first, q.Offset, q.Limit)
-	limit, offset := q.Limit-len(ids), max(0, q.Offset-len(first))
-	if limit <= 0 {
-		return ids, total, nil
-	}
-	query := "SELECT id FROM search WHERE " + cond + " AND rowid <= ? AND NOT (lower(id) = ? OR lower(name) = ?) ORDER BY " + order + " LIMIT ? OFFSET ?"
-	rest, err := s.searchIDs(ctx, query, append(args, last, exact, exact, limit, offset)...)
-	return append(ids, rest...), total, err
+	res, err := s.searchTextCounted(ctx, q, false)
+	return res.IDs, res.Total, err
 }
 
-// window is s[offset:offset+limit], clipped to s.
-func window(s []string, offset, limit int) []string {
-	if offset >= len(s) || limit <= 0 {
+// SearchResult is one page of a search: its ids, the total (at most SearchCap+1 for a
+// text search), and, when asked for, the category counts CategoryCounts would return.
+type SearchResult struct {
+	IDs     []string
+	Total   int
+	Counts  map[string]int
+	Partial bool // the counts stopped at SearchCap matches: each is a lower bound
+}
+
+// SearchCounted is Search and CategoryCounts of q together; a text search without a
+// category filter reads its matches once for both.
+func (s *Store) SearchCounted(ctx context.Context, q SearchQuery) (SearchResult, error) {
+	if ftsQuery(q.Q) == "" || q.Category != "" {
+		ids, total, err := s.Search(ctx, q)
+		if err != nil {
+			return SearchResult{}, err
+		}
+		counts, partial, err := s.CategoryCounts(ctx, q)
+		return SearchResult{IDs: ids, Total: total, Counts: counts, Partial: partial}, err
+	}
+	return s.searchTextCounted(ctx, q, true)
+}
+
+func (s *Store) searchTextCounted(ctx context.Context, q SearchQuery, withCounts bool) (SearchResult, error) {
+	win, err := s.searchWindow(ctx, q)
+	if err != nil || len(win) == 0 {
+		return SearchResult{Counts: map[string]int{}}, err
+	}
+	res := SearchResult{Total: len(win)}
+	if withCounts {
+		res.Counts, res.Partial = countCategories(win[:min(len(win), SearchCap)]), len(win) > SearchCap
+	}
+	first, err := s.exactRows(ctx, q)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	order := searchRowOrder(q.Sort)
+	slices.SortFunc(first, order)
+	rest := win[:min(len(win), SearchCap)]
+	rest = slices.DeleteFunc(slices.Clone(rest), func(r searchRow) bool {
+		return slices.ContainsFunc(first, func(e searchRow) bool { return e.id == r.id })
+	})
+	slices.SortFunc(rest, order)
+	for _, r := range rowWindow(append(first, rest...), q.Offset, q.Limit) {
+		res.IDs = append(res.IDs, r.id)
+	}
+	return res, nil
+}
+
+// rowWindow is rows[offset:offset+limit], clipped.
+func rowWindow(rows []searchRow, offset, limit int) []searchRow {
+	if offset < 0 || offset >= len(rows) || limit <= 0 {
 		return nil
 	}
-	return slices.Clone(s[offset:min(len(s), offset+limit)])
+	return rows[offset:min(len(rows), offset+limit)]
+}
+
+// countCategories counts each category once per row, as the category filter matches it.
+func countCategories(rows []searchRow) map[string]int {
+	counts := map[string]int{}
+	for _, r := range rows {
+		fields := strings.Fields(r.categories)
+		for i, c := range fields {
+			if !slices.Contains(fields[:i], c) {
+				counts[c]++
+			}
+		}
+	}
+	return counts
 }
 
 func (s *Store) searchIDs(ctx context.Context, query string, args ...any) ([]string, error) {
@@ -347,40 +474,32 @@ func (s *Store) searchIDs(ctx context.Context, query string, args ...any) ([]str
 // returns for q with that category. With text, it counts the SearchCap matches Search
 // ranks, and partial reports that there were more (each count is then a lower bound).
 func (s *Store) CategoryCounts(ctx context.Context, q SearchQuery) (counts map[string]int, partial bool, err error) {
-	q.Category = ""
-	cond, args := searchWhere(q)
-	query := "SELECT categories FROM search WHERE " + cond
+	q.Category, q.Sort = "", "name" // no score needed to count
 	if ftsQuery(q.Q) != "" {
-		cond, args = textWhere(q)
-		query = "SELECT categories FROM search WHERE " + cond + " ORDER BY rowid LIMIT ?"
-		args = append(args, SearchCap+1)
+		win, err := s.searchWindow(ctx, q)
+		if err != nil {
+			return nil, false, err
+		}
+		return countCategories(win[:min(len(win), SearchCap)]), len(win) > SearchCap, nil
 	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	cond, args := searchWhere(q)
+	rows, err := s.r.QueryContext(ctx, "SELECT categories FROM search WHERE "+cond, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: category counts: %w", err)
 	}
 	defer rows.Close()
-	counts, n := map[string]int{}, 0
+	var all []searchRow
 	for rows.Next() {
-		var cats string
-		if err := rows.Scan(&cats); err != nil {
+		var r searchRow
+		if err := rows.Scan(&r.categories); err != nil {
 			return nil, false, fmt.Errorf("store: category counts: %w", err)
 		}
-		if n++; n > SearchCap && ftsQuery(q.Q) != "" {
-			partial = true
-			break
-		}
-		fields := strings.Fields(cats)
-		for i, c := range fields {
-			if !slices.Contains(fields[:i], c) { // a package counts once per category, as the LIKE filter does
-				counts[c]++
-			}
-		}
+		all = append(all, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("store: category counts: %w", err)
 	}
-	return counts, partial, nil
+	return countCategories(all), false, nil
 }
 
 // likeEscaper escapes LIKE's wildcards (% and _) and the escape character itself, for a

@@ -101,3 +101,35 @@ func TestUpsertKeepsPlace(t *testing.T) {
 		t.Errorf("after upserting the most downloaded, Search(common, downloads) = %v, want %s first", ids, top.ID)
 	}
 }
+
+// TestSearchWholeWordsFirst: a word that matches few packages whole also matches as a
+// prefix ("alpha" finds "alphabet"); one that matches more than SearchCap whole fills the
+// window with whole-word matches, however popular a prefix-only match is.
+func TestSearchWholeWordsFirst(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	now := time.Now()
+	docs := []store.SearchDoc{{ID: "prefix-only", Name: "Prefix", Description: "alphabet soup", Kind: "plugin", UpdatedAt: now, Downloads: 1 << 40}}
+	for i := range 3 {
+		docs = append(docs, store.SearchDoc{ID: fmt.Sprintf("w%05d", i), Name: "W", Description: "alpha", Kind: "plugin", UpdatedAt: now, Downloads: int64(i)})
+	}
+	if err := s.ReplaceSearch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	if ids := searchIDs(t, s, "alpha"); len(ids) != 4 {
+		t.Errorf("Search(alpha) among few whole-word matches = %v, want the prefix match too", ids)
+	}
+	for i := 3; i <= store.SearchCap; i++ {
+		docs = append(docs, store.SearchDoc{ID: fmt.Sprintf("w%05d", i), Name: "W", Description: "alpha", Kind: "plugin", UpdatedAt: now, Downloads: int64(i)})
+	}
+	if err := s.ReplaceSearch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	ids, total, err := s.Search(ctx, store.SearchQuery{Q: "alpha", Sort: "downloads", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != store.SearchCap+1 || len(ids) == 0 || ids[0] == "prefix-only" {
+		t.Errorf("Search(alpha) over %d whole-word matches = %v total %d, want whole words only", store.SearchCap+1, ids, total)
+	}
+}

@@ -248,14 +248,16 @@ type ExtensionPage struct {
 type PublisherPage struct {
 	Meta    Meta
 	Name    string
-	Repos   []string // GitHub repositories ("owner/name") the publisher releases from
-	Authors []string // the authors its packages' manifests name, shown as labels
-	Cards   []Card
-	Total   int
-	Page    int
-	PerPage int
-	PrevURL string
-	NextURL string
+	Repos   []string // GitHub repositories ("owner/name") the publisher releases from (the first few)
+	Authors []string // the authors its packages' manifests name, shown as labels (the first few)
+	// MoreRepos and MoreAuthors are how many were left out of Repos and Authors.
+	MoreRepos, MoreAuthors int
+	Cards                  []Card
+	Total                  int
+	Page                   int
+	PerPage                int
+	PrevURL                string
+	NextURL                string
 }
 
 // CategoryPage lists one category, at /categories/{name}.
@@ -291,6 +293,8 @@ type DocsPage struct {
 	PublicURL string
 	// Action is the `uses:` reference of the publishing Action; "" means DefaultAction.
 	Action string
+	// Sources are the source URLs to add to a host (index.json, and its shards when partial).
+	Sources SourceList
 }
 
 // ErrorPage is a helpful 404 or a 500.
