@@ -76,17 +76,28 @@ func (s *Service) ReportBlob(sha string, size int64, uses []store.BlobUse, err e
 	} else {
 		s.log.Info("blob repaired: its releases are back in the index", "sha256", sha)
 	}
-	s.rebuildForHealth()
+	s.rebuildForHealth(packagesOf(uses))
 }
 
-func (s *Service) rebuildForHealth() {
-	s.rebuildMu.Lock()
-	defer s.rebuildMu.Unlock()
-	// Damage can take many releases out at once (a lost blob folder): the shrink guard is
-	// for list mistakes, and listing packages nobody can download is worse than listing fewer.
-	if err := s.rebuildLocked(s.ctx, s.List(), true); err != nil {
-		s.retry.failed(s, "blob health change", err)
+// rebuildForHealth brings blob health changes to the documents: the packages ids (those
+// using the blobs) are re-read and re-encoded; nil ids rebuilds everything. Damage can take
+// many releases out at once (a lost blob folder): the shrink guard is for list mistakes,
+// and listing packages nobody can download is worse than listing fewer.
+func (s *Service) rebuildForHealth(ids []string) {
+	s.refreshPackages("blob health change", ids, true)
+}
+
+// packagesOf are the packages of the package and icon uses (previews are in no package's
+// release rows: a full rebuild, nil, brings them).
+func packagesOf(uses []store.BlobUse) []string {
+	ids := []string{}
+	for _, u := range uses {
+		if u.Role == "preview" {
+			return nil
+		}
+		ids = append(ids, u.PackageID)
 	}
+	return ids
 }
 
 func usesText(uses []store.BlobUse) []string {
@@ -118,7 +129,7 @@ func (s *Service) CheckBlobsExist(ctx context.Context) error {
 	}
 	if changed {
 		s.log.Error("blobs damaged at start; their releases are left out of the index", "damaged", len(s.Damaged()))
-		s.rebuildForHealth()
+		s.rebuildForHealth(nil)
 	}
 	return nil
 }
@@ -155,7 +166,7 @@ func (s *Service) ScrubOnce(ctx context.Context, pause time.Duration) error {
 		}
 	}
 	if changed {
-		s.rebuildForHealth()
+		s.rebuildForHealth(nil)
 	}
 	return nil
 }
@@ -222,7 +233,7 @@ func (s *Service) repairBlob(u *Upload, old *store.Release) error {
 	}
 	s.log.Info("blob repaired by an identical re-publish", "sha256", old.SHA256, "release", old.PackageID+"@"+old.Version)
 	if s.setDamage(old.SHA256, store.BlobProblem{}) {
-		if err := s.rebuildLocked(s.ctx, s.List(), true); err != nil {
+		if err := s.applyLocked(s.ctx, []string{old.PackageID}); err != nil {
 			s.retry.failed(s, "repair "+old.PackageID+"@"+old.Version, err)
 		}
 	}

@@ -35,10 +35,11 @@ type Documents struct {
 	Curupira Document
 	Serial   int64
 	Plugins  int // entries in the catalogue (the Kandev and Curupira documents' scope)
-	// Listed is how many entries index.json holds (Plugins unless it is partial); Mode
-	// is index.ModeFull, ModeCompact or ModeSelected.
-	Listed int
-	Mode   string
+	// Total is how many plugins and canvases the catalogue has, Listed how many of them
+	// index.json holds (Total unless it is partial); Mode is index.ModeFull, ModeCompact or
+	// ModeSelected.
+	Total, Listed int
+	Mode          string
 	// Signatures sign both documents (nil when no key is configured, or for a fallback).
 	Signatures *IndexSignatures
 	shards     *shardDocs

@@ -95,7 +95,7 @@ func (s *Service) documents(b *built, serial int64) (*Documents, error) {
 		prev = d.shards
 	}
 	docs := &Documents{Kandev: s.newDoc("kandev", kd.Body, at), Curupira: s.newDoc("curupira", cd.Body, at), Serial: serial,
-		Plugins: b.plugins.Len() + b.exts.Len(), Listed: kd.Listed, Mode: kd.Mode,
+		Plugins: b.plugins.Len() + b.exts.Len(), Total: b.plugins.Len(), Listed: kd.Listed, Mode: kd.Mode,
 		shards: newShardDocs(shards, s.docFileDir(), prev)}
 	return docs, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/web"
 )
 
 // handleKandevIndex is GET and HEAD /index.json: the Kandev document, from memory.
@@ -44,6 +45,19 @@ func (s *Server) handleIndexShard(c echo.Context) error {
 			name, len(ids), firstOr(ids, "none"), len(cats)))
 	}
 	return s.serveDoc(c, d)
+}
+
+// sources are the source URLs an operator adds to Kandev: index.json, and when it is
+// partial every shard; the home page and /docs show them (web.Sources).
+func (s *Server) sources() web.SourceList {
+	out := web.SourceList{IndexURL: s.cfg.PublicURL + "/index.json"}
+	docs := s.svc.Documents()
+	if !docs.Partial() {
+		return out
+	}
+	out.Partial, out.Listed, out.Total = true, docs.Listed, docs.Total
+	out.Shards, out.CategoryShards = docs.ShardURLs()
+	return out
 }
 
 func firstOr(list []string, none string) string {
