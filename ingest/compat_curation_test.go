@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/index"
 )
 
 // TestCurationNarrowsEverywhere: a curated max_kandev stops offering a release to newer
@@ -120,6 +123,24 @@ func TestCurationNeverWidens(t *testing.T) {
 	}
 	if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "7.0.0", "0.93.0", "x"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("an unknown release: %v, want ErrNotFound", err)
+	}
+}
+
+// TestCurationOfAnExtensionIsRefused: Curupira extensions have no Kandev host range, and
+// the compatibility API does not judge them.
+func TestCurationOfAnExtensionIsRefused(t *testing.T) {
+	l := compatList()
+	l.Extensions = []index.ExtensionEntry{{Name: "curupira-github-issues", Repo: "acme/curupira-github-issues", Owners: []string{"acme"}}}
+	s := newPublishService(t, l, Config{})
+	ctx := context.Background()
+	if _, err := s.Publish(ctx, PublishInput{Package: bytes.NewReader(extensionPkg(t)), FileName: PackageFileName("curupira-github-issues", "1.0.0"), Actor: anAdmin}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetCompat(ctx, anAdmin, "curupira-github-issues", "1.0.0", "0.93.0", "x"); ruleOf(err) != "compat.kind" {
+		t.Errorf("curating an extension: %v, want compat.kind", err)
+	}
+	if _, err := s.Compatibility(ctx, "curupira-github-issues", mustHost(t, "0.93.0", "linux-amd64")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("compatibility of an extension: %v, want ErrNotFound", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/pack"
+	"github.com/pluginyard/registry/store"
 )
 
 // rel describes one release a compat test publishes.
@@ -308,5 +310,32 @@ func TestUpgradeNeverBackwards(t *testing.T) {
 	}
 	if _, err := s.Upgrade(context.Background(), "p-multi", "latest", mustHost(t, "0.91.0", "linux-amd64")); ruleOf(err) != "upgrade.from" {
 		t.Errorf("from=latest: %v, want upgrade.from", err)
+	}
+}
+
+// TestHostIndexSkipsDamagedPackages: a release whose stored package is damaged is not
+// offered (it cannot be downloaded); the next installable one is, and compatibility says so.
+func TestHostIndexSkipsDamagedPackages(t *testing.T) {
+	s := newCompatService(t, compatReleases)
+	ctx := context.Background()
+	h := mustHost(t, "0.92.0", "linux-amd64")
+	r, err := s.store.Release(ctx, "p-multi", "2.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ReportBlob(r.SHA256, r.Size, []store.BlobUse{{PackageID: "p-multi", Version: "2.0.0", Role: "package"}}, errors.New("sha256 mismatch"))
+	d, err := s.HostIndex(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := picks(t, d.Kandev.Body); !slices.Contains(got, "p-multi@1.1.0") {
+		t.Errorf("with 2.0.0 damaged: %v, want p-multi@1.1.0", got)
+	}
+	rep, err := s.Compatibility(ctx, "p-multi", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if codes := reasonCodes(rep.Releases[1]); !slices.Contains(codes, ReasonDamaged) {
+		t.Errorf("2.0.0: reasons %v, want damaged", codes)
 	}
 }
