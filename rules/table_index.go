@@ -9,7 +9,7 @@ import (
 // indexRules are the rules the registry checks on the index documents it builds (index/,
 // ingest/); a publish or reload whose documents would break them is refused.
 var indexRules = []Rule{
-	e("index.size", "Each index document is at most the host's size cap.", "Hosts refuse the whole document past the cap, so every plugin would disappear from them.", "a catalog whose index.json would exceed the cap", "shorten descriptions and previews, or shard the catalog"),
+	e("index.size", "Each index document is at most the host's size cap (--index-max-bytes); past it the size policy compacts entries, then chooses them by rank, and shards hold the rest, so no publish is refused for the catalogue's size. Only a cap too small for any one entry refuses a rebuild.", "Hosts refuse the whole document past the cap, so every plugin would disappear from them.", "--index-max-bytes 100: no document with one entry fits", "--index-max-bytes 5242880 (the Kandev host cap; at least 65536)"),
 	e("index.shrink", "A rebuild does not drop more plugins from the index than the shrink guard allows.", "A bad list or store must not empty every host's marketplace at once; the operator can force it.", "a reload that would drop most plugins", "fix the list, or reload with force if the removal is intended"),
 	e("index.invalid", "The documents the registry builds pass every index rule below.", "A document a host cannot read breaks the marketplace for everyone.", "(a built document broke an index rule)", "the problem names the rule; fix the listed data"),
 	e("index.json", "The document is a JSON object that decodes.", "Hosts decode it as JSON.", "[]", "{\"schema_version\": 1, \"plugins\": []}"),
