@@ -147,6 +147,10 @@ func TestListingPagesFollowLinks(t *testing.T) {
 			t.Errorf("pages from %s (-want +got):\n%s", tt.start, diff)
 		}
 	}
+	pub := e.page("/publishers/pub-a")
+	if n, more := pub.Find(`[data-testid="publisher-repos"] a`).Length(), strings.TrimSpace(pub.Find(`[data-testid="more-repos"]`).Text()); n != 24 || more != "and 6 more" {
+		t.Errorf("publisher page names %d repositories and %q, want 24 and \"and 6 more\" (30 in all)", n, more)
+	}
 	if n := len(cardIDs(e.page("/"))); n != 24 {
 		t.Errorf("home page 1 shows %d cards, want 24", n)
 	}
