@@ -58,8 +58,8 @@ func kindBand(kind string) (lo, hi int64) {
 	return b << bandBits, (b + 1) << bandBits
 }
 
-// ReplaceSearch replaces the whole search table with docs, in one transaction. Rowids are
-// numbered within each kind's band, most downloaded first.
+// ReplaceSearch replaces the whole search table with docs (the last of each id), in one
+// transaction. Rowids are numbered within each kind's band, most downloaded first.
 func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 	docs = lastPerID(docs)
 	slices.SortStableFunc(docs, func(a, b SearchDoc) int {
@@ -86,7 +86,6 @@ func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 // rowid, so its place in the download order of the last full rebuild; a new one goes last
 // in its kind's band.
 func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
-	docs = lastPerID(docs)
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		rowids := make([]int64, len(docs))
 		for i, d := range docs {
@@ -141,7 +140,7 @@ func nextRowid(ctx context.Context, tx *sql.Tx, lo, hi int64) (int64, error) {
 }
 
 // lastPerID keeps the last doc of each id, in order: one row per package, as a sequence of
-// single upserts would leave.
+// upserts leaves.
 func lastPerID(docs []SearchDoc) []SearchDoc {
 	last := make(map[string]int, len(docs))
 	for i, d := range docs {

@@ -91,3 +91,21 @@ func TestDeleteSearch(t *testing.T) {
 		t.Errorf("the deleted row's words still match (-want +got):\n%s", diff)
 	}
 }
+
+// TestReplaceSearchOneRowPerID: a full rebuild given an id twice keeps the last doc only.
+func TestReplaceSearchOneRowPerID(t *testing.T) {
+	s := MustOpen(t)
+	now := time.Now()
+	if err := s.ReplaceSearch(context.Background(), []store.SearchDoc{
+		{ID: "dup", Name: "Dup", Description: "older words", Kind: "plugin", UpdatedAt: now},
+		{ID: "dup", Name: "Dup", Description: "newer words", Kind: "plugin", UpdatedAt: now},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"dup"}, searchIDs(t, s, "words")); diff != "" {
+		t.Errorf("Search(words) (-want +got):\n%s", diff)
+	}
+	if ids := searchIDs(t, s, "older"); len(ids) != 0 {
+		t.Errorf("Search(older) = %v, want nothing", ids)
+	}
+}
