@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,7 +16,9 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pluginyard/registry/bench/catalog"
 	"github.com/pluginyard/registry/pack"
+	"github.com/pluginyard/registry/store"
 )
 
 // pagingN plugins are listed by newPagingEnv: two and a half pages of 24.
@@ -241,5 +245,45 @@ func TestFeaturedRowFirst(t *testing.T) {
 		if e.page(path).Find(`[data-testid="featured-row"]`).Length() != 0 {
 			t.Errorf("%s repeats the featured row", path)
 		}
+	}
+}
+
+// TestSearchPastTheCap: a word in more packages than store.SearchCap reads "1,000+" on
+// the page, and the API says its total is a lower bound; paging stops at the cap.
+func TestSearchPastTheCap(t *testing.T) {
+	url, _ := newScaleRegistry(t, store.SearchCap+1)
+	get := func(path string) (int, []byte) {
+		t.Helper()
+		res, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, body
+	}
+	status, body := get("/?q=" + catalog.CommonWord)
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("search: %d %v", status, err)
+	}
+	if got := doc.Find("#results-heading").Text(); !strings.HasPrefix(got, "1,000+ results") {
+		t.Errorf("heading %q, want 1,000+ results", got)
+	}
+	var api struct {
+		Total             int  `json:"total"`
+		TotalIsLowerBound bool `json:"total_is_lower_bound"`
+	}
+	_, body = get("/api/v1/plugins?per_page=100&q=" + catalog.CommonWord)
+	if err := json.Unmarshal(body, &api); err != nil || api.Total != store.SearchCap || !api.TotalIsLowerBound {
+		t.Errorf("API: %+v %v, want total %d as a lower bound", api, err, store.SearchCap)
+	}
+	if status, _ := get("/api/v1/plugins?per_page=100&page=11&q=" + catalog.CommonWord); status != http.StatusNotFound {
+		t.Errorf("API page 11 of 100 past the cap: %d, want 404", status)
+	}
+	_, body = get("/api/v1/plugins?per_page=100&q=" + catalog.ID(7))
+	api.TotalIsLowerBound = false
+	if err := json.Unmarshal(body, &api); err != nil || api.TotalIsLowerBound {
+		t.Errorf("API search for one id: %+v %v, want an exact total", api, err)
 	}
 }

@@ -88,7 +88,7 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 // newScaleRegistry serves a registry listing bench/catalog's first n plugins, one release
 // each, written to the store directly (one shared package blob: pages never read it), and
 // returns its URL and the heap in MB that the built catalog holds per 1,000 plugins.
-func newScaleRegistry(b *testing.B, n int) (string, float64) {
+func newScaleRegistry(b testing.TB, n int) (string, float64) {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -134,7 +134,7 @@ func heapInUse() int64 {
 
 // seedScaleStore records plugin i of bench/catalog (its manifest, as catalog.Package
 // writes it) for i < n, all pointing at one stored blob.
-func seedScaleStore(b *testing.B, st *store.Store, n int) {
+func seedScaleStore(b testing.TB, st *store.Store, n int) {
 	b.Helper()
 	ctx := context.Background()
 	blob, err := catalog.Package(0, "1.0.0", nil)
