@@ -240,7 +240,7 @@ func TestHostCapsTable(t *testing.T) {
 		})
 	}
 	c := DefaultHostCaps()
-	for v, want := range map[string]int{"0.0.0": 0, "0.79.9": 0, "0.80.0": 1, "0.91.9": 1, "0.92.0-rc.1": 1, "0.92.0": 2, "9.0.0": 2} {
+	for v, want := range map[string]int{"0.0.0-rc.1": 0, "0.0.0": 0, "0.79.9": 0, "0.80.0": 1, "0.91.9": 1, "0.92.0-rc.1": 1, "0.92.0": 2, "9.0.0": 2} {
 		if got := c.Row(mustHost(t, v, "linux-amd64").Version); got != want {
 			t.Errorf("Row(%s) = %d, want %d", v, got, want)
 		}

@@ -254,6 +254,13 @@ func TestCompatibilitySaysWhy(t *testing.T) {
 	if codes := reasonCodes(rep.Releases[0]); !slices.Contains(codes, ReasonCanvas) || !slices.Contains(codes, ReasonAPIVersion) {
 		t.Errorf("c-board on 0.91.0: reasons %v, want canvas and api_version", codes)
 	}
+	old, err := s.Compatibility(ctx, "p-ui", mustHost(t, "0.79.0", "linux-amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if codes := reasonCodes(old.Releases[1]); len(codes) != 1 || codes[0] != ReasonNoPlugins {
+		t.Errorf("p-ui@1.0.0 on 0.79.0: reasons %v, want only %s", codes, ReasonNoPlugins)
+	}
 	if !strings.Contains(rep.Summary, "leaves it out") {
 		t.Errorf("summary %q does not say the plugin is left out", rep.Summary)
 	}
