@@ -109,6 +109,10 @@ func TestHostCapsFlag(t *testing.T) {
 			t.Errorf("bad table: %v, want it to name %q", err, want)
 		}
 	}
+	cfg = &Config{Addr: "127.0.0.1:8080", DataDir: t.TempDir(), HostCaps: bad}
+	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "[host.caps.api_version]") {
+		t.Errorf("serve's validate with a bad table: %v, want it refused", err)
+	}
 	cfg = &Config{HostCaps: good}
 	if err := cfg.loadHostCaps(); err != nil || cfg.hostCaps == nil || len(cfg.hostCaps.Hosts) != 1 {
 		t.Errorf("good table: %v, %+v", err, cfg.hostCaps)
