@@ -1,0 +1,101 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/verify"
+)
+
+// hostBenchService is a service over n listed plugins of three releases each (api_version
+// 1; 2 needing 0.92.0; 2 needing 0.95.0), rows straight to the store, index built.
+func hostBenchService(b *testing.B, n int) *Service {
+	b.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	var yaml strings.Builder
+	yaml.WriteString("plugins:\n")
+	for i := range n {
+		id := fmt.Sprintf("p-%06d", i)
+		fmt.Fprintf(&yaml, "  - id: %s\n    repo: acme/%s\n", id, id)
+		for j, c := range []store.Card{{APIVersion: 1}, {APIVersion: 2, MinKandevVersion: "0.92.0"}, {APIVersion: 2, MinKandevVersion: "0.95.0"}} {
+			version := fmt.Sprintf("1.%d.0", j)
+			sha, err := st.Blobs.Put([]byte(id + "@" + version))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Kind, c.Name, c.Description, c.Platforms = "plugin", id, "a plugin of the host benchmark", []string{"darwin-arm64", "linux-amd64"}
+			rel := &store.Release{PackageID: id, Version: version, Kind: "plugin", SHA256: sha, Size: 16, Manifest: []byte("id: " + id),
+				PublishedBy: "bench", Card: &c}
+			if _, err := st.InsertRelease(ctx, rel, store.AuditEntry{Actor: "bench", Action: "publish", Outcome: "ok"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	l, probs := index.ParseList([]byte(yaml.String()))
+	if l == nil || probs.HasErrors() {
+		b.Fatal(probs)
+	}
+	s := New(st, l, Config{PublicURL: "https://r.example", Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, slog.New(slog.DiscardHandler))
+	b.Cleanup(s.Close)
+	if err := s.Rebuild(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkHostIndex measures a host-aware document: built for a new class (the release
+// table already loaded), served from the cache, and the release table's full load (once
+// per start; later changes update it package by package through the feed).
+func BenchmarkHostIndex(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		s := hostBenchService(b, n)
+		ctx := context.Background()
+		h := mustHost(b, "0.93.0", "linux-amd64")
+		if _, err := s.HostIndex(ctx, h); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("build/plugins=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				s.host.mu.Lock()
+				s.host.lru.Init()
+				clear(s.host.byKey)
+				s.host.bytes = 0
+				s.host.mu.Unlock()
+				if _, err := s.HostIndex(ctx, h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("cached/plugins=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.HostIndex(ctx, h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("table/plugins=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.loadTable(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("compatibility/plugins=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Compatibility(ctx, "p-000000", h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
