@@ -202,17 +202,20 @@ type Doc struct {
 // PlanShards) are named in its partial object when it is not full.
 func FitKandev(p Policy, h Header, set *Set, shards *Shards) (Doc, error) {
 	ids, cats := shards.URLs()
-	return fitDoc(p, kandevHead(h), set.ByID(), set.ByRank, set.Len(), ids, cats)
+	if set.sel == nil {
+		set.sel = &selection{}
+	}
+	return fitDoc(p, kandevHead(h), set.ByID(), set.ByRank, set.Len(), ids, cats, set.sel)
 }
 
 // FitCurupira fits the extensions of set into one Curupira document under p. Extensions
 // have no shards: a partial Curupira document names none.
 func FitCurupira(p Policy, h Header, set *Set) (Doc, error) {
-	return fitDoc(p, curupiraHead(h), set.ByID(), set.ByRank, set.Len(), []string{}, nil)
+	return fitDoc(p, curupiraHead(h), set.ByID(), set.ByRank, set.Len(), []string{}, nil, nil)
 }
 
 // fitDoc applies the policy to entries (sorted by id; ranked returns them by rank).
-func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded, total int, shards, cats []string) (Doc, error) {
+func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded, total int, shards, cats []string, sel *selection) (Doc, error) {
 	limit := p.limit()
 	size := len(head) + len(`]}`)
 	for i, e := range entries {
@@ -240,7 +243,8 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 	}
 	budget := limit - len(head) - len(tail)
 	var chosen []*Encoded
-	for _, e := range ranked() {
+	rk := ranked()
+	for _, e := range rk {
 		need := len(e.Compact) + min(len(chosen), 1)
 		if need > budget {
 			break
@@ -248,18 +252,61 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 		budget -= need
 		chosen = append(chosen, e)
 	}
+	if sel != nil && slices.Equal(sel.ranked, chosen) { // the same entries as the last build: its bytes
+		part.Listed = len(chosen)
+		if tail, err = partialTail(part); err != nil {
+			return Doc{}, err
+		}
+		return Doc{Body: joinDoc(head, sel.region, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
+	}
 	if len(chosen) == 0 && total > 0 {
 		return Doc{}, fmt.Errorf("%w: a %d-byte host cap holds no entry (the smallest document with one is over it); raise --index-max-bytes", ErrNoFit, limit)
 	}
 	if budget < 0 {
 		return Doc{}, fmt.Errorf("%w: a %d-byte host cap does not hold even the document's header and partial object; raise --index-max-bytes", ErrNoFit, limit)
 	}
+	byRank := chosen
+	chosen = slices.Clone(chosen)
 	slices.SortFunc(chosen, func(a, b *Encoded) int { return strings.Compare(a.ID, b.ID) })
 	part.Listed = len(chosen)
 	if tail, err = partialTail(part); err != nil {
 		return Doc{}, err
 	}
+	if sel != nil {
+		sel.ranked, sel.region = byRank, region(chosen)
+		return Doc{Body: joinDoc(head, sel.region, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
+	}
 	return Doc{Body: assemble(head, chosen, true, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
+}
+
+// selection remembers the entries a selected document chose (by rank) and their joined
+// compact bytes, so that the next build choosing the same entries copies them at once.
+type selection struct {
+	ranked []*Encoded
+	region []byte
+}
+
+// region is entries' compact bytes joined by commas.
+func region(entries []*Encoded) []byte {
+	n := 0
+	for _, e := range entries {
+		n += len(e.Compact) + 1
+	}
+	out := make([]byte, 0, n)
+	for i, e := range entries {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e.Compact...)
+	}
+	return out
+}
+
+// joinDoc is head, the joined entries, "]" and tail.
+func joinDoc(head, region, tail []byte) []byte {
+	out := make([]byte, 0, len(head)+len(region)+1+len(tail))
+	out = append(append(append(out, head...), region...), ']')
+	return append(out, tail...)
 }
 
 // assemble joins a document: head, the entries' bytes separated by commas, then "]" and

@@ -283,3 +283,92 @@ func TestFitCurupiraWithinTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// Shards kept across changes (PlanShards with the previous plans) hold what shards planned
+// from scratch hold: every change reaches the shards that hold the entry, old or new.
+func TestPlanShardsIncrementalMatchesFresh(t *testing.T) {
+	s := syntheticSnapshot(3000, 100)
+	p := index.Policy{Limit: 256 << 10, BaseURL: "https://r.example"}
+	h := index.Header{Serial: 1, GeneratedAt: s.GeneratedAt}
+	var entries []*index.Encoded
+	for _, pl := range s.Plugins {
+		e, err := index.EncodePlugin(pl, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	set, _ := index.NewSet(index.OrderDownloads, entries)
+	prev, err := index.PlanShards(p, h, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range 60 {
+		pl := s.Plugins[(step*37)%len(s.Plugins)]
+		switch step % 3 {
+		case 0: // moves to another category and gains downloads
+			pl.Categories, pl.Downloads = []string{"analytics"}, pl.Downloads+5000
+			e, _ := index.EncodePlugin(pl, p)
+			set.Put(e)
+		case 1:
+			set.Remove(pl.ID)
+		default: // a new plugin
+			pl.ID = fmt.Sprintf("new-%03d", step)
+			e, _ := index.EncodePlugin(pl, p)
+			set.Put(e)
+		}
+		if prev, err = index.PlanShards(p, h, set, prev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh, err := index.NewSet(index.OrderDownloads, set.ByID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := index.PlanShards(p, h, fresh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Plans) != len(prev.Plans) {
+		t.Fatalf("%d shards kept, %d planned fresh", len(prev.Plans), len(want.Plans))
+	}
+	for i, w := range want.Plans {
+		got := prev.Plans[i]
+		wd, err1 := w.Doc()
+		gd, err2 := got.Doc()
+		if err1 != nil || err2 != nil || w.Name != got.Name || string(wd.Body) != string(gd.Body) {
+			t.Errorf("shard %s (kept %s) differs from a fresh plan (errors %v %v)", w.Name, got.Name, err1, err2)
+		}
+	}
+}
+
+// A selected index.json built again after a change holds the change: the bytes of the
+// last selection are reused only for the very same entries.
+func TestFitKandevSelectionFollowsChanges(t *testing.T) {
+	s := syntheticSnapshot(2000, 100)
+	p := index.Policy{Limit: 64 << 10}
+	h := index.Header{Serial: 1, GeneratedAt: s.GeneratedAt}
+	var entries []*index.Encoded
+	for _, pl := range s.Plugins {
+		e, _ := index.EncodePlugin(pl, p)
+		entries = append(entries, e)
+	}
+	set, _ := index.NewSet(index.OrderDownloads, entries)
+	shards, _ := index.PlanShards(p, h, set, nil)
+	first, err := index.FitKandev(p, h, set, shards)
+	if err != nil || first.Mode != index.ModeSelected {
+		t.Fatalf("mode %s, %v", first.Mode, err)
+	}
+	again, _ := index.FitKandev(p, h, set, shards)
+	if string(again.Body) != string(first.Body) {
+		t.Fatal("the same entries gave other bytes")
+	}
+	pl := s.Plugins[0] // official: always chosen
+	pl.Description = "changed"
+	e, _ := index.EncodePlugin(pl, p)
+	set.Put(e)
+	changed, _ := index.FitKandev(p, h, set, shards)
+	if !strings.Contains(string(changed.Body), `"description":"changed"`) {
+		t.Error("a change to a chosen entry did not reach index.json")
+	}
+}

@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,15 @@ type Set struct {
 	byID   []*Encoded
 	byRank []*Encoded // valid when ranked
 	ranked bool
+	// cats are the entries of each shardable category, by id and by rank, once PlanShards
+	// asked; dirty names the categories changed since the last PlanShards.
+	cats  map[string]*catList
+	dirty map[string]bool
+	sel   *selection // the last selected index.json's entries (FitKandev)
+}
+
+type catList struct {
+	byID, byRank []*Encoded
 }
 
 // NewSet returns a Set of entries ranked by order (OrderDownloads or OrderRecent); an id
@@ -79,7 +87,77 @@ func (s *Set) Put(e *Encoded) *Encoded {
 		j, _ := slices.BinarySearchFunc(s.byRank, e, cmpf)
 		s.byRank = slices.Insert(s.byRank, j, e)
 	}
+	if s.cats != nil {
+		if old != nil {
+			s.uncategorize(old)
+		}
+		s.categorize(e)
+	}
 	return old
+}
+
+// categorize adds e to its categories' lists (both orders) and marks them changed.
+func (s *Set) categorize(e *Encoded) {
+	cmpf := rankCompare(s.order)
+	for _, c := range categoriesOf(e) {
+		cl := s.cats[c]
+		if cl == nil {
+			cl = &catList{}
+			s.cats[c] = cl
+		}
+		i, _ := slices.BinarySearchFunc(cl.byID, e.ID, func(x *Encoded, id string) int { return strings.Compare(x.ID, id) })
+		cl.byID = slices.Insert(cl.byID, i, e)
+		j, _ := slices.BinarySearchFunc(cl.byRank, e, cmpf)
+		cl.byRank = slices.Insert(cl.byRank, j, e)
+		s.dirty[c] = true
+	}
+}
+
+// uncategorize removes old from its categories' lists and marks them changed.
+func (s *Set) uncategorize(old *Encoded) {
+	cmpf := rankCompare(s.order)
+	for _, c := range categoriesOf(old) {
+		cl := s.cats[c]
+		if cl == nil {
+			continue
+		}
+		if i, ok := slices.BinarySearchFunc(cl.byID, old.ID, func(x *Encoded, id string) int { return strings.Compare(x.ID, id) }); ok && cl.byID[i] == old {
+			cl.byID = slices.Delete(cl.byID, i, i+1)
+		}
+		if j, ok := slices.BinarySearchFunc(cl.byRank, old, cmpf); ok && cl.byRank[j] == old {
+			cl.byRank = slices.Delete(cl.byRank, j, j+1)
+		}
+		if len(cl.byID) == 0 {
+			delete(s.cats, c)
+		}
+		s.dirty[c] = true
+	}
+}
+
+// categories returns the category lists, made on first use.
+func (s *Set) categories() map[string]*catList {
+	if s.cats == nil {
+		s.cats, s.dirty = map[string]*catList{}, map[string]bool{}
+		for _, e := range s.ByRank() {
+			for _, c := range categoriesOf(e) {
+				cl := s.cats[c]
+				if cl == nil {
+					cl = &catList{}
+					s.cats[c] = cl
+				}
+				cl.byRank = append(cl.byRank, e)
+			}
+		}
+		for _, e := range s.byID {
+			for _, c := range categoriesOf(e) {
+				s.cats[c].byID = append(s.cats[c].byID, e)
+			}
+		}
+		for c := range s.cats {
+			s.dirty[c] = true
+		}
+	}
+	return s.cats
 }
 
 // Remove drops the entry with id and returns it (nil if none).
@@ -93,6 +171,9 @@ func (s *Set) Remove(id string) *Encoded {
 	if s.ranked {
 		s.removeRanked(old)
 	}
+	if s.cats != nil {
+		s.uncategorize(old)
+	}
 	return old
 }
 
@@ -105,12 +186,18 @@ func (s *Set) removeRanked(old *Encoded) {
 	s.ranked = false // not where its key says (cannot happen for immutable entries): re-sort on demand
 }
 
-// categoryName is a category that gets a shard: URL-safe, and never "all" (the id shards).
-var categoryName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-
-// ShardableCategory reports whether category c has a shard of its own.
+// ShardableCategory reports whether category c has a shard of its own: 1 to 64 of
+// [a-z0-9-], starting with a letter or digit (URL-safe), and never "all" (the id shards).
 func ShardableCategory(c string) bool {
-	return categoryName.MatchString(c) && c != "all" && !strings.HasPrefix(c, "all.")
+	if len(c) == 0 || len(c) > 64 || c[0] == '-' || c == "all" {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if b := c[i]; (b < 'a' || b > 'z') && (b < '0' || b > '9') && b != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func isIDShard(name string) bool { return name == "all.json" || strings.HasPrefix(name, "all.") }
@@ -151,10 +238,10 @@ func (sp *ShardPlan) Doc() (Doc, error) {
 	sp.once.Do(func() {
 		head := kandevHead(sp.header)
 		if sp.category == "" { // id shards: full if it fits, else compact (a single entry)
-			sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, func() []*Encoded { return sp.entries }, len(sp.entries), sp.idURLs, nil)
+			sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, func() []*Encoded { return sp.entries }, len(sp.entries), sp.idURLs, nil, nil)
 			return
 		}
-		sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, func() []*Encoded { return sp.ranked }, len(sp.entries), sp.idURLs, nil)
+		sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, func() []*Encoded { return sp.ranked }, len(sp.entries), sp.idURLs, nil, nil)
 	})
 	return sp.doc, sp.err
 }
@@ -201,31 +288,50 @@ func (s *Shards) URLs() (ids, categories []string) {
 func PlanShards(p Policy, h Header, set *Set, prev *Shards) (*Shards, error) {
 	out := &Shards{byKey: map[string]*ShardPlan{}}
 	var ids []*ShardPlan
-	if err := splitIDs(p, h, set.ByID(), "", false, &ids); err != nil {
+	if err := splitIDs(p, h, set.ByID(), "", false, prev, &ids); err != nil {
 		return nil, err
 	}
 	idURLs := make([]string, len(ids))
 	for i, sp := range ids {
 		idURLs[i] = sp.URL
 	}
-	cats := categoryPlans(p, h, set)
-	for _, sp := range append(ids, cats...) {
-		sp.idURLs = idURLs
-		if old, ok := prev.reuse(sp); ok {
-			sp = old
+	sameURLs := prev != nil && slices.Equal(prev.idURLs(), idURLs)
+	for i, sp := range ids {
+		if sp.idURLs == nil { // a new plan
+			sp.idURLs = idURLs
+		} else if !sameURLs { // kept entries, but the partial object it may carry changed
+			sp = &ShardPlan{Name: sp.Name, URL: sp.URL, Prefix: sp.Prefix, Exact: sp.Exact, Entries: sp.Entries, header: h,
+				policy: p, entries: sp.entries, idURLs: idURLs}
+			ids[i] = sp
 		}
 		out.Plans = append(out.Plans, sp)
 		out.byKey[sp.Name] = sp
 	}
+	for _, sp := range categoryPlans(p, h, set, prev, sameURLs, idURLs) {
+		out.Plans = append(out.Plans, sp)
+		out.byKey[sp.Name] = sp
+	}
+	clear(set.dirty)
 	return out, nil
 }
 
-func (s *Shards) reuse(sp *ShardPlan) (*ShardPlan, bool) {
+func (s *Shards) idURLs() []string {
+	var out []string
+	for _, p := range s.Plans {
+		if p.category == "" {
+			out = append(out, p.URL)
+		}
+	}
+	return out
+}
+
+// reuse returns prev's id shard named name when it holds exactly entries.
+func (s *Shards) reuse(name string, entries []*Encoded) (*ShardPlan, bool) {
 	if s == nil {
 		return nil, false
 	}
-	old, ok := s.byKey[sp.Name]
-	if !ok || !slices.Equal(old.entries, sp.entries) || !slices.Equal(old.idURLs, sp.idURLs) {
+	old, ok := s.byKey[name]
+	if !ok || old.category != "" || !slices.Equal(old.entries, entries) {
 		return nil, false
 	}
 	return old, true
@@ -234,7 +340,7 @@ func (s *Shards) reuse(sp *ShardPlan) (*ShardPlan, bool) {
 // splitIDs adds the id shards of entries (sorted by id, all starting with prefix): one
 // shard when they fit in full, else one per next id character, the id equal to prefix
 // (exact) in a shard of its own.
-func splitIDs(p Policy, h Header, entries []*Encoded, prefix string, exact bool, out *[]*ShardPlan) error {
+func splitIDs(p Policy, h Header, entries []*Encoded, prefix string, exact bool, prev *Shards, out *[]*ShardPlan) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -244,13 +350,17 @@ func splitIDs(p Policy, h Header, entries []*Encoded, prefix string, exact bool,
 		size += len(e.Full) + min(i, 1)
 	}
 	if size <= p.limit() || len(entries) == 1 {
+		if old, ok := prev.reuse(idShardName(prefix), entries); ok {
+			*out = append(*out, old)
+			return nil
+		}
 		*out = append(*out, &ShardPlan{Name: idShardName(prefix), URL: p.ShardURL(idShardName(prefix)), Prefix: prefix, Exact: exact,
 			Entries: len(entries), header: h, policy: p, entries: slices.Clone(entries)})
 		return nil
 	}
 	i := 0
 	if entries[0].ID == prefix {
-		if err := splitIDs(p, h, entries[:1], prefix, true, out); err != nil {
+		if err := splitIDs(p, h, entries[:1], prefix, true, prev, out); err != nil {
 			return err
 		}
 		i = 1
@@ -261,7 +371,7 @@ func splitIDs(p Policy, h Header, entries []*Encoded, prefix string, exact bool,
 		for j < len(entries) && entries[j].ID[len(prefix)] == c {
 			j++
 		}
-		if err := splitIDs(p, h, entries[i:j], prefix+string(c), false, out); err != nil {
+		if err := splitIDs(p, h, entries[i:j], prefix+string(c), false, prev, out); err != nil {
 			return err
 		}
 		i = j
@@ -269,33 +379,26 @@ func splitIDs(p Policy, h Header, entries []*Encoded, prefix string, exact bool,
 	return nil
 }
 
-func categoryPlans(p Policy, h Header, set *Set) []*ShardPlan {
-	members := map[string][]*Encoded{}
-	for _, e := range set.ByID() {
-		for _, c := range categoriesOf(e) {
-			members[c] = append(members[c], e)
-		}
-	}
-	names := make([]string, 0, len(members))
-	for c := range members {
+// categoryPlans are the category shards of set: prev's plan for a category unchanged
+// since the last PlanShards (and naming the same id shards), else a new one.
+func categoryPlans(p Policy, h Header, set *Set, prev *Shards, sameURLs bool, idURLs []string) []*ShardPlan {
+	cats := set.categories()
+	names := make([]string, 0, len(cats))
+	for c := range cats {
 		names = append(names, c)
 	}
 	slices.Sort(names)
-	var ranked map[string][]*Encoded
-	var plans []*ShardPlan
+	plans := make([]*ShardPlan, 0, len(names))
 	for _, c := range names {
-		sp := &ShardPlan{Name: c + ".json", URL: p.ShardURL(c + ".json"), category: c, Entries: len(members[c]),
-			header: h, policy: p, entries: members[c]}
-		if ranked == nil {
-			ranked = map[string][]*Encoded{}
-			for _, e := range set.ByRank() {
-				for _, c := range categoriesOf(e) {
-					ranked[c] = append(ranked[c], e)
-				}
+		if prev != nil && sameURLs && !set.dirty[c] {
+			if old, ok := prev.byKey[c+".json"]; ok && old.category == c {
+				plans = append(plans, old)
+				continue
 			}
 		}
-		sp.ranked = ranked[c]
-		plans = append(plans, sp)
+		cl := cats[c]
+		plans = append(plans, &ShardPlan{Name: c + ".json", URL: p.ShardURL(c + ".json"), category: c, Entries: len(cl.byID),
+			header: h, policy: p, entries: slices.Clone(cl.byID), ranked: slices.Clone(cl.byRank), idURLs: idURLs})
 	}
 	return plans
 }

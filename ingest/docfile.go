@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -171,19 +172,28 @@ func (d *Documents) ShardURLs() (ids, categories []string) {
 // hold the rest, and the home page and /docs name them).
 func (d *Documents) Partial() bool { return d != nil && d.Mode != "" && d.Mode != index.ModeFull }
 
+// persistInterval is the least time between two writes of the last good documents: a
+// burst of changes writes the newest documents once per interval, not once per change
+// (each write fsyncs up to two 5 MiB bodies). A start serves documents at most this old
+// after a crash; Close writes the newest at once.
+const persistInterval = 2 * time.Second
+
 // persister writes the last good documents (fsynced) off the write path: the newest
-// documents in force are written once the previous write is done; documents superseded
-// before their turn are skipped. Close waits for the write under way and the one pending.
+// documents in force are written once the previous write is done and persistInterval has
+// passed; documents superseded before their turn are skipped. wait (Close) writes what is
+// pending at once and returns when it is written.
 type persister struct {
 	mu      sync.Mutex
 	pending *Documents
 	running bool
+	closing chan struct{}
+	closed  bool
 	idle    *sync.Cond
 	write   func(*Documents)
 }
 
 func newPersister(write func(*Documents)) *persister {
-	p := &persister{write: write}
+	p := &persister{write: write, closing: make(chan struct{})}
 	p.idle = sync.NewCond(&p.mu)
 	return p
 }
@@ -211,13 +221,22 @@ func (p *persister) loop() {
 		}
 		p.mu.Unlock()
 		p.write(docs)
+		select {
+		case <-time.After(persistInterval):
+		case <-p.closing:
+		}
 	}
 }
 
-// wait returns once nothing is pending or being written.
+// wait writes what is pending without further delay and returns once nothing is pending
+// or being written.
 func (p *persister) wait() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed = true
+		close(p.closing)
+	}
 	for p.running {
 		p.idle.Wait()
 	}

@@ -102,3 +102,31 @@ func BenchmarkColdStart(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkApplyChange measures the incremental build after a change to one package (its
+// rows re-read, its entry re-encoded, the documents that hold it rebuilt, its search row
+// written) by catalogue size: the part of a publish that could grow with the catalogue.
+func BenchmarkApplyChange(b *testing.B) {
+	for _, n := range []int{1000, 10_000, 50_000} {
+		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
+			st := mustStoreB(b)
+			l := seedCatalogue(b, st, n)
+			s := New(st, l, Config{PublicURL: "http://r.example"}, discard())
+			b.Cleanup(s.Close)
+			ctx := context.Background()
+			if err := s.Rebuild(ctx); err != nil {
+				b.Fatal(err)
+			}
+			id := fmt.Sprintf("plugin-%06d", n/2)
+			b.ResetTimer()
+			for b.Loop() {
+				s.rebuildMu.Lock()
+				err := s.applyLocked(ctx, []string{id})
+				s.rebuildMu.Unlock()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -112,7 +112,7 @@ func (s *Store) SetCards(ctx context.Context, cards map[int64]*Card) error {
 // fileID: fileID itself and every scoped ("@scope/name") id, whose file id the caller
 // computes (ingest.FileID). Scoped ids are extensions, few beside plugins.
 func (s *Store) FileIDCandidates(ctx context.Context, fileID string) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT id FROM packages WHERE id = ? OR id LIKE '@%' ORDER BY id", fileID)
+	rows, err := s.r.QueryContext(ctx, "SELECT id FROM packages WHERE id = ? OR (id >= '@' AND id < 'A') ORDER BY id", fileID) // '@' < 'A': the key range of scoped ids
 	if err != nil {
 		return nil, fmt.Errorf("store: file id candidates: %w", err)
 	}
