@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -262,5 +263,36 @@ func TestHostCapsConfigured(t *testing.T) {
 	// 0.91.5: api_version 2 and canvases accepted; p-multi 2.0.0 needs 0.92, c-board 0.91.1.
 	if diff := cmp.Diff([]string{"c-board@1.0.0", "p-multi@1.1.0", "p-ui@2.0.0"}, picks(t, d.Kandev.Body)); diff != "" {
 		t.Errorf("picks (-want +got):\n%s", diff)
+	}
+}
+
+// TestHostIndexConcurrent: hosts asking at once, while a curation changes the catalogue,
+// each get a document of their own class (run with -race).
+func TestHostIndexConcurrent(t *testing.T) {
+	s := newCompatService(t, compatReleases)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := []string{"0.84.0", "0.91.0", "0.92.0", "0.96.0"}[i%4]
+			d, err := s.HostIndex(ctx, mustHost(t, v, "linux-amd64"))
+			if err == nil && len(picks(t, d.Kandev.Body)) == 0 {
+				err = fmt.Errorf("%s got an empty document", v)
+			}
+			errs <- err
+		}()
+	}
+	if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "2.0.0", "0.93.4", "concurrent"); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
