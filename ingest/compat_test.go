@@ -97,7 +97,12 @@ func compatPackage(t testing.TB, r rel) []byte {
 // newCompatService publishes rels into a fresh service listing compatList.
 func newCompatService(t *testing.T, rels []rel) *Service {
 	t.Helper()
-	s := newPublishService(t, compatList(), Config{})
+	return newCompatServiceWith(t, rels, Config{})
+}
+
+func newCompatServiceWith(t *testing.T, rels []rel, cfg Config) *Service {
+	t.Helper()
+	s := newPublishService(t, compatList(), cfg)
 	ctx := context.Background()
 	for _, r := range rels {
 		_, err := s.Publish(ctx, PublishInput{Package: bytes.NewReader(compatPackage(t, r)), FileName: PackageFileName(r.id, r.version), Actor: anAdmin})
@@ -344,5 +349,45 @@ func TestHostIndexSkipsDamagedPackages(t *testing.T) {
 	}
 	if codes := reasonCodes(rep.Releases[1]); !slices.Contains(codes, ReasonDamaged) {
 		t.Errorf("2.0.0: reasons %v, want damaged", codes)
+	}
+}
+
+// TestHostIndexWithinTheLimit: a host-aware document is fitted by the index size policy;
+// when the host's releases do not fit, it is partial and its shards (each within the
+// limit) hold every installable entry.
+func TestHostIndexWithinTheLimit(t *testing.T) {
+	const limit = 1500
+	s := newCompatServiceWith(t, compatReleases, Config{MaxIndexBytes: limit})
+	ctx := context.Background()
+	d, err := s.HostIndex(ctx, mustHost(t, "0.96.0", "linux-amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Kandev.Body) > limit {
+		t.Fatalf("host-aware index is %d bytes, over the %d-byte limit", len(d.Kandev.Body), limit)
+	}
+	if d.Listed == d.Total || len(d.Shards) == 0 || !bytes.Contains(d.Kandev.Body, []byte(`"partial"`)) {
+		t.Fatalf("listed %d of %d with %d shards: want a partial document", d.Listed, d.Total, len(d.Shards))
+	}
+	seen := map[string]bool{}
+	for name, sh := range d.Shards {
+		if len(sh.Body) > limit {
+			t.Errorf("shard %s is %d bytes", name, len(sh.Body))
+		}
+		if !strings.HasPrefix(name, "all.") {
+			continue
+		}
+		for _, p := range picks(t, sh.Body) {
+			seen[p] = true
+		}
+	}
+	want := []string{"c-board@1.0.0", "p-multi@2.0.0", "p-new@1.0.0", "p-ui@2.0.0"}
+	for _, p := range want {
+		if !seen[p] {
+			t.Errorf("%s is in no id shard (shards: %v)", p, seen)
+		}
+	}
+	if !bytes.Contains(d.Kandev.Body, []byte("/kandev/")) {
+		t.Errorf("the partial object does not name host-aware shard URLs:\n%s", d.Kandev.Body)
 	}
 }

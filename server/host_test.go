@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/pack"
 )
 
@@ -214,5 +215,36 @@ func TestCompatibilityUpgradeAndCurationAPI(t *testing.T) {
 	}
 	if n := e.page("/plugins/acme-hello").Find(`[data-testid="curated-label"]`).Length(); n != 0 {
 		t.Errorf("plugin page after clearing: %d curated labels", n)
+	}
+}
+
+// TestHostIndexShardsAreServed: a partial host-aware document names shard URLs under its
+// own path, and they answer.
+func TestHostIndexShardsAreServed(t *testing.T) {
+	e := startEnv(t, "", func(c *ingest.Config) { c.MaxIndexBytes = 1200 }, nil)
+	for _, id := range []string{"acme-hello", "acme-other"} {
+		if r := e.publish(adminToken, id+"-1.0.0.tar.gz", hostPkg(t, id, "1.0.0", 1, "")); r.Status != http.StatusCreated {
+			t.Fatalf("publish %s: %d %s", id, r.Status, r.Body)
+		}
+	}
+	var doc struct {
+		Partial *struct {
+			Shards []string `json:"shards"`
+		} `json:"partial"`
+	}
+	r := e.get("/kandev/0.91.0/linux-amd64/index.json", "Accept-Encoding", "identity")
+	r.json(t, &doc)
+	if doc.Partial == nil || len(doc.Partial.Shards) == 0 {
+		t.Fatalf("not partial at a 1200-byte limit (%d bytes): %s", len(r.Body), r.Body)
+	}
+	for _, u := range doc.Partial.Shards {
+		path := strings.TrimPrefix(u, e.srv.URL)
+		if !strings.HasPrefix(path, "/kandev/0.") {
+			t.Errorf("shard URL %s is not under the host-aware path", u)
+			continue
+		}
+		if sr := e.get(path, "Accept-Encoding", "identity"); sr.Status != http.StatusOK || len(sr.Body) > 1200 || !bytes.Contains(sr.Body, []byte(`"schema_version":1`)) {
+			t.Errorf("GET %s: %d, %d bytes", path, sr.Status, len(sr.Body))
+		}
 	}
 }
