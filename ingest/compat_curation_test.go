@@ -296,3 +296,35 @@ func TestHostIndexConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestHostIndexServesThePreviousDocumentDuringABuild: while a build holds the builder,
+// a host whose class was built before the last change gets that document at once; once
+// the builder is free, the next request gets the new generation's.
+func TestHostIndexServesThePreviousDocumentDuringABuild(t *testing.T) {
+	s := newCompatService(t, compatReleases)
+	ctx := context.Background()
+	h := mustHost(t, "0.96.0", "linux-amd64")
+	before, err := s.HostIndex(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "2.0.0", "0.93.4", "breaks"); err != nil {
+		t.Fatal(err)
+	}
+	s.host.build.Lock()
+	during, err := s.HostIndex(ctx, h)
+	s.host.build.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != before {
+		t.Error("during a build the host did not get the previous document")
+	}
+	after, err := s.HostIndex(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after == before || slices.Contains(picks(t, after.Kandev.Body), "p-multi@2.0.0") {
+		t.Errorf("after the build: %v, want the curation applied", picks(t, after.Kandev.Body))
+	}
+}

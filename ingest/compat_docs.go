@@ -54,7 +54,15 @@ func (s *Service) HostIndex(ctx context.Context, h Host) (*HostDoc, error) {
 	if d := s.host.cached(docs, s.caps(), h); d != nil {
 		return d, nil
 	}
-	s.host.build.Lock()
+	if !s.host.build.TryLock() {
+		// Another build is running (after a change, every class is rebuilt on demand): the
+		// previous generation's document of this class, when there is one, answers until it
+		// is done, as /index.json answers with the previous build during a rebuild.
+		if d := s.host.stale(s.caps(), h); d != nil {
+			return d, nil
+		}
+		s.host.build.Lock()
+	}
 	defer s.host.build.Unlock()
 	t, err := s.hostTable(ctx, docs)
 	if err != nil {
@@ -123,6 +131,21 @@ func (hs *hostState) cached(docs *Documents, caps *HostCaps, h Host) *HostDoc {
 	}
 	hs.lru.MoveToFront(el)
 	return el.Value.(*HostDoc)
+}
+
+// stale returns the built document of h's class in the generation the cache holds,
+// whichever it is.
+func (hs *hostState) stale(caps *HostCaps, h Host) *HostDoc {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.table == nil {
+		return nil
+	}
+	key, _ := classOf(hs.table, caps, h)
+	if el, ok := hs.byKey[key]; ok {
+		return el.Value.(*HostDoc)
+	}
+	return nil
 }
 
 // put keeps d, evicting the least recently used documents over limit bytes (d itself is
