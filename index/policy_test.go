@@ -2,6 +2,7 @@ package index_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -236,10 +237,15 @@ func TestFitFullIsBuildKandev(t *testing.T) {
 	}
 }
 
-// A limit no entry fits is an error, never an empty or oversized document.
+// A limit no entry fits is an error, never an empty or oversized document: one that does
+// not hold the header, and one that holds the header and partial object but no entry.
 func TestFitNoFit(t *testing.T) {
-	if _, err := index.Fit(index.Policy{Limit: 100}, syntheticSnapshot(3, 10)); err == nil {
-		t.Fatal("Fit under a 100-byte limit succeeded")
+	snap := syntheticSnapshot(3, 10)
+	for _, limit := range []int{100, 500} {
+		_, err := index.Fit(index.Policy{Limit: limit}, snap)
+		if !errors.Is(err, index.ErrNoFit) {
+			t.Errorf("Fit under a %d-byte limit: %v, want ErrNoFit", limit, err)
+		}
 	}
 }
 
@@ -364,11 +370,11 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 		t.Fatal("the same entries gave other bytes")
 	}
 	pl := s.Plugins[0] // official: always chosen
-	pl.Description = "changed"
+	pl.Description = strings.Repeat("ü", 100) // the same size: the same number of entries fit
 	e, _ := index.EncodePlugin(pl, p)
 	set.Put(e)
 	changed, _ := index.FitKandev(p, h, set, shards)
-	if !strings.Contains(string(changed.Body), `"description":"changed"`) {
+	if !strings.Contains(string(changed.Body), `"description":"`+strings.Repeat("ü", 100)+`"`) {
 		t.Error("a change to a chosen entry did not reach index.json")
 	}
 }

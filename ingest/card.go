@@ -73,8 +73,8 @@ func (s *Service) storedCard(ctx context.Context, r *store.Release) (*store.Card
 	return c, nil
 }
 
-// cardBatch is how many cards one backfill transaction writes.
-const cardBatch = 500
+// cardBatch is how many cards one backfill transaction writes (a variable for tests).
+var cardBatch = 500
 
 // BackfillCards computes, once, the card of every release stored before cards existed
 // (migration 0008): it parses each one's manifest and writes the cards back in batches of

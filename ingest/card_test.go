@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -49,5 +50,30 @@ func TestBackfillCardsOnce(t *testing.T) {
 	}
 	if n, err := svc.BackfillCards(ctx); err != nil || n != 0 {
 		t.Errorf("second backfill wrote %d cards (err %v), want 0: cards are computed once", n, err)
+	}
+}
+
+// Batches move past the releases they could not give a card: a batch of one broken
+// manifest does not make the backfill read it again and again.
+func TestBackfillCardsPastBrokenBatches(t *testing.T) {
+	ctx := context.Background()
+	st := MustStore(t, t.TempDir())
+	insertBroken(t, st)
+	insertStored(t, st, "acme-hello", "id: acme-hello\napi_version: 1\nversion: 1.0.0\n")
+	svc := MustService(t, st, Config{})
+	defer func(n int) { cardBatch = n }(cardBatch)
+	cardBatch = 1
+	done := make(chan int, 1)
+	go func() {
+		n, _ := svc.BackfillCards(ctx)
+		done <- n
+	}()
+	select {
+	case n := <-done:
+		if n != 1 {
+			t.Errorf("backfill wrote %d cards, want 1 (acme-hello)", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the backfill reads the broken release again and again")
 	}
 }

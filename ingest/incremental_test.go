@@ -1,0 +1,82 @@
+package ingest
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var generatedAt = regexp.MustCompile(`"generated_at":"[^"]+"`)
+
+// After a run of changes, each applied incrementally, the documents, every shard and the
+// catalog are those a full rebuild from the store makes: the incremental path drops,
+// moves and adds what a full build would.
+func TestIncrementalMatchesFullRebuild(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{MaxIndexBytes: 1700} // partial: shards in play
+	s := newPublishService(t, publishList(), cfg)
+	publishOK(t, s, "acme-hello", "1.0.0", "first")
+	publishOK(t, s, "acme-other", "1.0.0", strings.Repeat("long text ", 50))
+	publishOK(t, s, "filler-a", "1.0.0", "a")
+	publishOK(t, s, "acme-hello", "1.1.0", "second")
+	for _, step := range []func() error{
+		func() error { return s.Yank(ctx, anAdmin, "acme-hello", "1.1.0", true, "bad") },
+		func() error { return s.Yank(ctx, anAdmin, "filler-a", "1.0.0", true, "gone") }, // its only version: it leaves
+		func() error { return s.Deprecate(ctx, anAdmin, "acme-other", "use acme-hello", "acme-hello") },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := indexed(s, "filler-a"); v != "" {
+		t.Errorf("filler-a, whose only version is yanked, is still listed at %q", v)
+	}
+	fresh := New(s.Store(), s.List(), s.cfg, discard())
+	t.Cleanup(fresh.Close)
+	if err := fresh.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	norm := func(b []byte) string { return generatedAt.ReplaceAllString(string(b), `"generated_at":"X"`) }
+	got, want := s.Documents(), fresh.Documents()
+	if !got.Partial() {
+		t.Fatalf("index.json is not partial under %d bytes: the shards are not exercised", cfg.MaxIndexBytes)
+	}
+	if diff := cmp.Diff(norm(want.Kandev.Body), norm(got.Kandev.Body)); diff != "" {
+		t.Errorf("index.json (-full +incremental):\n%s", diff)
+	}
+	if diff := cmp.Diff(norm(want.Curupira.Body), norm(got.Curupira.Body)); diff != "" {
+		t.Errorf("curupira/index.json (-full +incremental):\n%s", diff)
+	}
+	wi, wc := want.ShardURLs()
+	gi, gc := got.ShardURLs()
+	if diff := cmp.Diff(append(wi, wc...), append(gi, gc...)); diff != "" {
+		t.Fatalf("shards (-full +incremental):\n%s", diff)
+	}
+	serial := regexp.MustCompile(`"serial":\d+`)
+	for _, u := range append(wi, wc...) {
+		name := u[strings.LastIndex(u, "/")+1:]
+		wd, _, err1 := want.Shard(name)
+		gd, _, err2 := got.Shard(name)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", name, err1, err2)
+		}
+		// A kept shard names the serial of its last change; the content must agree.
+		w, g := serial.ReplaceAllString(norm(wd.Body), "S"), serial.ReplaceAllString(norm(gd.Body), "S")
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("%s (-full +incremental):\n%s", name, diff)
+		}
+	}
+	var ids, wantIDs []string
+	for _, it := range s.Catalog().Items {
+		ids = append(ids, it.ID+"@"+it.Latest.Version)
+	}
+	for _, it := range fresh.Catalog().Items {
+		wantIDs = append(wantIDs, it.ID+"@"+it.Latest.Version)
+	}
+	if diff := cmp.Diff(wantIDs, ids); diff != "" {
+		t.Errorf("catalog (-full +incremental):\n%s", diff)
+	}
+}
