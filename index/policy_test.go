@@ -369,7 +369,7 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 	if string(again.Body) != string(first.Body) {
 		t.Fatal("the same entries gave other bytes")
 	}
-	pl := s.Plugins[0] // official: always chosen
+	pl := s.Plugins[0]                        // official: always chosen
 	pl.Description = strings.Repeat("ü", 100) // the same size: the same number of entries fit
 	e, _ := index.EncodePlugin(pl, p)
 	set.Put(e)
