@@ -47,8 +47,35 @@ type viewsOnce struct {
 
 // Views returns the catalog's listings and aggregates, computing them on first use.
 func (c *Catalog) Views() *Views {
-	c.views.once.Do(func() { c.views.v = buildViews(c.Items) })
+	c.views.once.Do(func() { c.views.v = viewsFor(c.Items) })
 	return c.views.v
+}
+
+// lastViews are the views computed last and the items they were computed from: the next
+// catalog, usually the same items but a few, derives its views from them.
+var lastViews struct {
+	sync.Mutex
+	items []*Item
+	v     *Views
+}
+
+// viewsFor derives the views of items from the last ones computed when few items differ
+// (an incremental publish changes one), else builds them.
+func viewsFor(items []*Item) *Views {
+	lastViews.Lock()
+	prevItems, prev := lastViews.items, lastViews.v
+	lastViews.Unlock()
+	var v *Views
+	if prev != nil {
+		v = deriveViews(prevItems, prev, items)
+	}
+	if v == nil {
+		v = buildViews(items)
+	}
+	lastViews.Lock()
+	lastViews.items, lastViews.v = items, v
+	lastViews.Unlock()
+	return v
 }
 
 // List returns items limit..offset+limit of the packages of kind ("" = every kind) in
@@ -87,11 +114,11 @@ func (v *Views) Featured(kind string) []*Item { return v.featured[kind] }
 func (v *Views) Publisher(name string) *PublisherView { return v.publishers[name] }
 
 func buildViews(items []*Item) *Views {
-	v := &Views{lists: map[viewKey]*viewOrders{}, counts: map[string]map[string]int{"": {}},
+	v := &Views{lists: map[viewKey]*viewOrders{}, counts: map[string]map[string]int{},
 		featured: map[string][]*Item{}, publishers: map[string]*PublisherView{}}
-	keys := make(map[*Item][]viewKey, len(items))
-	for _, it := range items {
-		keys[it] = itemKeys(it)
+	keys := make([][]*viewOrders, len(items)) // per item, the filters that list it
+	for i, it := range items {
+		keys[i] = v.ordersOf(itemKeys(it))
 		v.count(it)
 		if it.Featured() {
 			v.featured[""] = append(v.featured[""], it)
@@ -100,18 +127,27 @@ func buildViews(items []*Item) *Views {
 		v.addPublisher(it)
 	}
 	for _, order := range sortedOrders(items) {
-		for _, it := range order.items {
-			for _, k := range keys[it] {
-				o := v.lists[k]
-				if o == nil {
-					o = &viewOrders{}
-					v.lists[k] = o
-				}
-				*order.field(o) = append(*order.field(o), it)
+		for _, i := range order.perm {
+			for _, o := range keys[i] {
+				*order.field(o) = append(*order.field(o), items[i])
 			}
 		}
 	}
 	return v
+}
+
+// ordersOf are the viewOrders of keys, created on first use.
+func (v *Views) ordersOf(keys []viewKey) []*viewOrders {
+	out := make([]*viewOrders, len(keys))
+	for j, k := range keys {
+		o := v.lists[k]
+		if o == nil {
+			o = &viewOrders{}
+			v.lists[k] = o
+		}
+		out[j] = o
+	}
+	return out
 }
 
 // itemKeys are the filters that list it: every kind and its own, each with every category
@@ -131,38 +167,55 @@ func itemKeys(it *Item) []viewKey {
 }
 
 func (v *Views) count(it *Item) {
-	if v.counts[it.Kind] == nil {
-		v.counts[it.Kind] = map[string]int{}
-	}
-	seen := []string{}
-	for _, c := range it.Categories() {
-		if !slices.Contains(seen, c) {
-			seen = append(seen, c)
-			v.counts[""][c]++
-			v.counts[it.Kind][c]++
+	for _, kind := range []string{"", it.Kind} {
+		if v.counts[kind] == nil {
+			v.counts[kind] = map[string]int{}
+		}
+		for _, c := range distinct(it.Categories()) {
+			v.counts[kind][c]++
 		}
 	}
 }
 
-func (v *Views) addPublisher(it *Item) {
-	owners, repo := it.owners()
-	if len(owners) == 0 {
-		return
+// distinct is cats without repeats (a package counts once per category, however often
+// it names it), in order.
+func distinct(cats []string) []string {
+	for i, c := range cats {
+		if slices.Contains(cats[:i], c) { // rare: copy without the repeats
+			out := slices.Clone(cats[:i])
+			for _, c := range cats[i+1:] {
+				if !slices.Contains(out, c) {
+					out = append(out, c)
+				}
+			}
+			return out
+		}
 	}
+	return cats
+}
+
+func (v *Views) addPublisher(it *Item) {
+	owners, _ := it.owners()
 	for _, name := range owners {
-		p := v.publishers[name]
-		if p == nil {
-			p = &PublisherView{}
-			v.publishers[name] = p
-		}
-		p.Items = append(p.Items, it)
-		if !slices.Contains(p.Repos, repo) {
-			p.Repos = append(p.Repos, repo)
-		}
-		a := it.Author()
-		if a != "" && !strings.EqualFold(a, name) && !slices.ContainsFunc(p.Authors, func(b string) bool { return strings.EqualFold(a, b) }) {
-			p.Authors = append(p.Authors, a)
-		}
+		v.addPublisherAs(name, it)
+	}
+}
+
+// addPublisherAs adds it to the items of publisher name, with its repository and author.
+func (v *Views) addPublisherAs(name string, it *Item) {
+	_, repo := it.owners()
+	p := v.publishers[name]
+	if p == nil {
+		p = &PublisherView{}
+		v.publishers[name] = p
+	}
+	p.Items = append(p.Items, it)
+	if !slices.Contains(p.Repos, repo) {
+		p.Repos = append(p.Repos, repo)
+	}
+	a := it.Author()
+	if a != "" && !strings.EqualFold(a, name) && !slices.ContainsFunc(p.Authors, func(b string) bool { return strings.EqualFold(a, b) }) {
+		p.Authors = append(p.Authors, a)
 	}
 }
 
@@ -177,30 +230,32 @@ func (it *Item) owners() ([]string, string) {
 	return nil, ""
 }
 
-// sortedOrder is the catalogue in one order and the field of viewOrders that holds it.
+// sortedOrder is the catalogue in one order (a permutation of the item indexes) and the
+// field of viewOrders that holds it.
 type sortedOrder struct {
-	items []*Item
+	perm  []int32
 	field func(*viewOrders) *[]*Item
 }
 
 // sortedOrders sorts items once per order, as the search table sorts them: by lower-case
-// name, by downloads (most first) and by update time (newest first), ties by id.
+// name, by downloads (most first) and by update time (newest first), ties by id (items
+// are sorted by id, so by index).
 func sortedOrders(items []*Item) []sortedOrder {
-	lower := make(map[*Item]string, len(items))
-	for _, it := range items {
-		lower[it] = strings.ToLower(it.Name())
+	lower := make([]string, len(items))
+	for i, it := range items {
+		lower[i] = strings.ToLower(it.Name())
 	}
-	byName := slices.Clone(items)
-	slices.SortFunc(byName, func(a, b *Item) int { return cmp.Or(strings.Compare(lower[a], lower[b]), strings.Compare(a.ID, b.ID)) })
-	byDownloads := slices.Clone(items)
-	slices.SortFunc(byDownloads, func(a, b *Item) int {
-		return cmp.Or(cmp.Compare(b.Downloads, a.Downloads), strings.Compare(a.ID, b.ID))
-	})
-	byRecent := slices.Clone(items)
-	slices.SortFunc(byRecent, func(a, b *Item) int { return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), strings.Compare(a.ID, b.ID)) })
+	perm := func(cmpf func(a, b int32) int) []int32 {
+		p := make([]int32, len(items))
+		for i := range p {
+			p[i] = int32(i)
+		}
+		slices.SortFunc(p, func(a, b int32) int { return cmp.Or(cmpf(a, b), cmp.Compare(a, b)) })
+		return p
+	}
 	return []sortedOrder{
-		{byName, func(o *viewOrders) *[]*Item { return &o.name }},
-		{byDownloads, func(o *viewOrders) *[]*Item { return &o.downloads }},
-		{byRecent, func(o *viewOrders) *[]*Item { return &o.recent }},
+		{perm(func(a, b int32) int { return strings.Compare(lower[a], lower[b]) }), func(o *viewOrders) *[]*Item { return &o.name }},
+		{perm(func(a, b int32) int { return cmp.Compare(items[b].Downloads, items[a].Downloads) }), func(o *viewOrders) *[]*Item { return &o.downloads }},
+		{perm(func(a, b int32) int { return items[b].UpdatedAt.Compare(items[a].UpdatedAt) }), func(o *viewOrders) *[]*Item { return &o.recent }},
 	}
 }

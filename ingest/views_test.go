@@ -23,7 +23,7 @@ func viewsCatalog(n int) *ingest.Catalog {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cat := &ingest.Catalog{}
 	for i := range n {
-		it := &ingest.Item{ID: fmt.Sprintf("p%03d", i), Kind: kinds[i%3], Downloads: int64(i % 5), UpdatedAt: base.Add(time.Duration(i%4) * time.Hour)}
+		it := &ingest.Item{ID: fmt.Sprintf("p%05d", i), Kind: kinds[i%3], Downloads: int64(i % 5), UpdatedAt: base.Add(time.Duration(i%4) * time.Hour)}
 		c := []string{cats[i%4]}
 		if i%3 == 0 {
 			c = append(c, cats[(i+1)%4], cats[i%4]) // a category named twice counts once
@@ -148,7 +148,7 @@ func TestViewsFeaturedAndPublishers(t *testing.T) {
 	}
 	var want []string
 	for i := 1; i < 30; i += 2 {
-		want = append(want, fmt.Sprintf("p%03d", i))
+		want = append(want, fmt.Sprintf("p%05d", i))
 	}
 	if diff := gocmp.Diff(want, ids(p.Items)); diff != "" {
 		t.Errorf("Publisher(pub1).Items (-want +got):\n%s", diff)

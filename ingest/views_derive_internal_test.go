@@ -1,0 +1,117 @@
+package ingest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/index"
+)
+
+// deriveItem is a catalog item with the fields views read.
+func deriveItem(r *rand.Rand, id string) *Item {
+	kinds := []string{"plugin", "canvas", "extension"}
+	cats := []string{"tools", "connector", "automation", "analytics"}
+	c := []string{cats[r.IntN(4)]}
+	if r.IntN(3) == 0 {
+		c = append(c, cats[r.IntN(4)])
+	}
+	it := &Item{ID: id, Kind: kinds[r.IntN(3)], Downloads: int64(r.IntN(5)), UpdatedAt: time.Unix(int64(r.IntN(4)*3600), 0)}
+	owners := []string{fmt.Sprintf("pub%d", r.IntN(3))}
+	if it.Kind == "extension" {
+		it.ExtEntry = &index.ExtensionEntry{Name: id, Repo: "org/" + id, Categories: c, Featured: r.IntN(6) == 0, Owners: owners}
+	} else {
+		it.Entry = &index.Entry{ID: id, Repo: "org/" + id, Kind: it.Kind, Categories: c, Featured: r.IntN(6) == 0, Owners: owners}
+	}
+	return it
+}
+
+// viewsDump is everything views answer, for comparing two.
+func viewsDump(v *Views) map[string][]string {
+	out := map[string][]string{}
+	for _, kind := range []string{"", "plugin", "canvas", "extension"} {
+		for _, cat := range []string{"", "tools", "connector", "automation", "analytics"} {
+			for _, sort := range []string{SortName, SortDownloads, SortRecent} {
+				items, total := v.List(kind, cat, sort, 0, 1<<30)
+				key := kind + "/" + cat + "/" + sort
+				out[key] = append([]string{fmt.Sprint(total)}, idsOf(items)...)
+			}
+			if cat == "" {
+				out["featured/"+kind] = idsOf(v.Featured(kind))
+				for c, n := range v.CategoryCounts(kind) {
+					out["counts/"+kind] = append(out["counts/"+kind], fmt.Sprintf("%s=%d", c, n))
+				}
+				slices.Sort(out["counts/"+kind])
+			}
+		}
+	}
+	for _, p := range []string{"pub0", "pub1", "pub2"} {
+		if pv := v.Publisher(p); pv != nil {
+			out["publisher/"+p] = slices.Concat(idsOf(pv.Items), pv.Repos, pv.Authors)
+		}
+	}
+	return out
+}
+
+func idsOf(items []*Item) []string {
+	out := []string{}
+	for _, it := range items {
+		out = append(out, it.ID)
+	}
+	return out
+}
+
+// TestDeriveViewsEqualsBuild: views derived from the previous catalog's, after a few
+// items are replaced, removed or added, answer exactly what views built anew answer.
+func TestDeriveViewsEqualsBuild(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		n := 20 + r.IntN(60)
+		prev := make([]*Item, 0, n)
+		for i := range n {
+			prev = append(prev, deriveItem(r, fmt.Sprintf("p%03d", i*2)))
+		}
+		pv := buildViews(prev)
+		next := slices.Clone(prev)
+		for range 1 + r.IntN(3) {
+			switch i := r.IntN(len(next)); r.IntN(3) {
+			case 0: // replaced: same id, new fields
+				next[i] = deriveItem(r, next[i].ID)
+			case 1: // removed
+				next = slices.Delete(next, i, i+1)
+			default: // added, between two ids
+				next = append(next, deriveItem(r, fmt.Sprintf("p%03d", r.IntN(n)*2+1)))
+			}
+		}
+		slices.SortFunc(next, func(a, b *Item) int { return strings.Compare(a.ID, b.ID) })
+		next = slices.CompactFunc(next, func(a, b *Item) bool { return a.ID == b.ID })
+		dv := deriveViews(prev, pv, next)
+		if dv == nil {
+			t.Fatalf("round %d: a change of a few items was not derived", round)
+		}
+		if diff := cmp.Diff(viewsDump(buildViews(next)), viewsDump(dv)); diff != "" {
+			t.Fatalf("round %d: derived views differ from built ones (-built +derived):\n%s", round, diff)
+		}
+		if diff := cmp.Diff(viewsDump(buildViews(prev)), viewsDump(pv)); diff != "" {
+			t.Fatalf("round %d: deriving changed the previous views (-before +after):\n%s", round, diff)
+		}
+	}
+}
+
+// TestDeriveViewsRefusesLargeChanges: past one item in maxDerived, views are built anew.
+func TestDeriveViewsRefusesLargeChanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var prev, next []*Item
+	for i := range 80 {
+		prev = append(prev, deriveItem(r, fmt.Sprintf("p%03d", i)))
+		next = append(next, deriveItem(r, fmt.Sprintf("p%03d", i)))
+	}
+	if deriveViews(prev, buildViews(prev), next) != nil {
+		t.Error("every item replaced, and the views were derived")
+	}
+}
