@@ -54,6 +54,16 @@ type ReleaseLine struct {
 type PackageState struct {
 	Deprecated *Deprecation `json:"deprecated"` // null when not deprecated
 	Yanked     []Yank       `json:"yanked"`     // the yanked versions, in publish order
+	// Curated are the host ranges an admin narrowed after publish (registry compat set), in
+	// publish order: a host newer than MaxKandev must not install that version.
+	Curated []Curated `json:"curated"`
+}
+
+// Curated is one release's curated host range.
+type Curated struct {
+	Version   string `json:"version"`
+	MaxKandev string `json:"max_kandev"`
+	Reason    string `json:"reason"`
 }
 
 // Deprecation is a package's deprecation notice.
@@ -130,7 +140,11 @@ func (s *Service) packageIndex(ctx context.Context, id string, ext bool) (*Packa
 	if err != nil {
 		return nil, err
 	}
-	body, err := s.packageIndexBody(id, rels, pkg)
+	curated, err := s.store.Curations(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	body, err := s.packageIndexBody(id, rels, pkg, curated)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +171,9 @@ func releasesOfKind(rels []*store.Release, ext bool) []*store.Release {
 //	{"version":"1.0.0",...},
 //	{"version":"1.1.0",...}
 //	],
-//	"state":{"deprecated":null,"yanked":[{"version":"1.0.0","reason":"..."}]}}
-func (s *Service) packageIndexBody(id string, rels []*store.Release, pkg *store.Package) ([]byte, error) {
+//	"state":{"deprecated":null,"yanked":[{"version":"1.0.0","reason":"..."}],
+//	 "curated":[{"version":"1.1.0","max_kandev":"0.95.0","reason":"..."}]}}
+func (s *Service) packageIndexBody(id string, rels []*store.Release, pkg *store.Package, curated map[string]store.Curation) ([]byte, error) {
 	var buf bytes.Buffer
 	head, err := json.Marshal(id)
 	if err != nil {
@@ -167,7 +182,7 @@ func (s *Service) packageIndexBody(id string, rels []*store.Release, pkg *store.
 	buf.WriteString(`{"id":`)
 	buf.Write(head)
 	buf.WriteString(`,"releases":[`)
-	state := PackageState{Yanked: []Yank{}}
+	state := PackageState{Yanked: []Yank{}, Curated: []Curated{}}
 	for i, r := range rels {
 		line, err := json.Marshal(s.releaseLine(r))
 		if err != nil {
@@ -180,6 +195,9 @@ func (s *Service) packageIndexBody(id string, rels []*store.Release, pkg *store.
 		buf.Write(line)
 		if r.Yanked {
 			state.Yanked = append(state.Yanked, Yank{Version: r.Version, Reason: r.YankReason})
+		}
+		if c, ok := curated[r.Version]; ok {
+			state.Curated = append(state.Curated, Curated{Version: r.Version, MaxKandev: c.MaxKandev, Reason: c.Reason})
 		}
 	}
 	if pkg.DeprecatedReason != "" {

@@ -33,6 +33,11 @@ type packageDoc struct {
 			Version string `json:"version"`
 			Reason  string `json:"reason"`
 		} `json:"yanked"`
+		Curated []struct {
+			Version   string `json:"version"`
+			MaxKandev string `json:"max_kandev"`
+			Reason    string `json:"reason"`
+		} `json:"curated"`
 	} `json:"state"`
 }
 
@@ -91,6 +96,9 @@ func TestPackageDocument(t *testing.T) {
 	two := e.publishVersion("acme-hello", "1.1.0")
 	e.mustPost("/api/v1/plugins/acme-hello/versions/1.0.0/yank", map[string]string{"reason": "broken build"})
 	e.mustPost("/api/v1/plugins/acme-hello/deprecate", map[string]string{"reason": "use acme-other", "replacement": "acme-other"})
+	if c := e.post("/api/v1/admin/compat/acme-hello/versions/1.1.0", adminToken, map[string]string{"max_kandev": "0.95.0", "reason": "breaks on 0.96"}); c.Status != http.StatusOK {
+		t.Fatalf("curation: %d %s", c.Status, c.Body)
+	}
 
 	r := e.get("/api/v1/index/acme-hello.json")
 	if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != "no-cache" {
@@ -110,6 +118,9 @@ func TestPackageDocument(t *testing.T) {
 	}
 	if d := doc.State.Deprecated; d == nil || d.Reason != "use acme-other" || d.Replacement != "acme-other" {
 		t.Errorf("deprecated = %+v", d)
+	}
+	if c := doc.State.Curated; len(c) != 1 || c[0].Version != "1.1.0" || c[0].MaxKandev != "0.95.0" || c[0].Reason != "breaks on 0.96" {
+		t.Errorf("curated = %+v, want 1.1.0 up to Kandev 0.95.0 with its reason", c)
 	}
 
 	// One line per release, and a release's line is the same bytes after a yank and a
