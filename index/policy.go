@@ -2,6 +2,8 @@ package index
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding"
 	"errors"
 	"fmt"
 	"slices"
@@ -196,6 +198,9 @@ type Doc struct {
 	Body   []byte
 	Mode   string
 	Listed int
+	// SHA256 is the digest of Body when fitting computed it already (a selected index.json,
+	// hashed from the state after its unchanged entries); zero otherwise.
+	SHA256 [sha256.Size]byte
 }
 
 // FitKandev fits the entries of set into one Kandev document under p; the shards (from
@@ -252,18 +257,18 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 		budget -= need
 		chosen = append(chosen, e)
 	}
-	if sel != nil && slices.Equal(sel.ranked, chosen) { // the same entries as the last build: its bytes
-		part.Listed = len(chosen)
-		if tail, err = partialTail(part); err != nil {
-			return Doc{}, err
-		}
-		return Doc{Body: joinDoc(head, sel.region, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
-	}
 	if len(chosen) == 0 && total > 0 {
 		return Doc{}, fmt.Errorf("%w: a %d-byte host cap holds no entry (the smallest document with one is over it); raise --index-max-bytes", ErrNoFit, limit)
 	}
 	if budget < 0 {
 		return Doc{}, fmt.Errorf("%w: a %d-byte host cap does not hold even the document's header and partial object; raise --index-max-bytes", ErrNoFit, limit)
+	}
+	if sel != nil && sel.state != nil && slices.Equal(sel.ranked, chosen) { // the same entries as the last build: its bytes
+		part.Listed = len(chosen)
+		if tail, err = partialTail(part); err != nil {
+			return Doc{}, err
+		}
+		return sel.doc(head, tail, len(chosen))
 	}
 	byRank := chosen
 	chosen = slices.Clone(chosen)
@@ -273,40 +278,66 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 		return Doc{}, err
 	}
 	if sel != nil {
-		sel.ranked, sel.region = byRank, region(chosen)
-		return Doc{Body: joinDoc(head, sel.region, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
+		if err := sel.set(byRank, chosen); err != nil {
+			return Doc{}, err
+		}
+		return sel.doc(head, tail, len(chosen))
 	}
 	return Doc{Body: assemble(head, chosen, true, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
 }
 
-// selection remembers the entries a selected document chose (by rank) and their joined
-// compact bytes, so that the next build choosing the same entries copies them at once.
+// selection remembers the entries a selected document chose (by rank), their joined
+// compact bytes, and the SHA-256 state after the bytes that come first, so that the next
+// build choosing the same entries copies them at once and hashes only what follows them.
+// Its documents put "plugins" first (JSON objects are unordered; hosts decode them):
+//
+//	{"plugins":[…],"schema_version":1,"generated_at":…,"source":…,"serial":…,"partial":{…}}
 type selection struct {
 	ranked []*Encoded
-	region []byte
+	region []byte // `{"plugins":[` + the entries + `],`
+	state  []byte // sha256 state after region (encoding.BinaryMarshaler)
 }
 
-// region is entries' compact bytes joined by commas.
-func region(entries []*Encoded) []byte {
-	n := 0
-	for _, e := range entries {
+const pluginsFirst = `{"plugins":[`
+
+func (sel *selection) set(byRank, byID []*Encoded) error {
+	n := len(pluginsFirst) + 2
+	for _, e := range byID {
 		n += len(e.Compact) + 1
 	}
 	out := make([]byte, 0, n)
-	for i, e := range entries {
+	out = append(out, pluginsFirst...)
+	for i, e := range byID {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, e.Compact...)
 	}
-	return out
+	out = append(out, "],"...)
+	h := sha256.New()
+	h.Write(out)
+	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("index: selection digest: %w", err)
+	}
+	sel.ranked, sel.region, sel.state = byRank, out, state
+	return nil
 }
 
-// joinDoc is head, the joined entries, "]" and tail.
-func joinDoc(head, region, tail []byte) []byte {
-	out := make([]byte, 0, len(head)+len(region)+1+len(tail))
-	out = append(append(append(out, head...), region...), ']')
-	return append(out, tail...)
+// doc is the selected document: region, then head's fields without its opening brace and
+// "plugins" key, then tail (the partial object, closing the document), with its digest.
+func (sel *selection) doc(head, tail []byte, listed int) (Doc, error) {
+	fields := head[1 : len(head)-len(`,"plugins":[`)]
+	body := make([]byte, 0, len(sel.region)+len(fields)+len(tail))
+	body = append(append(append(body, sel.region...), fields...), tail...)
+	h := sha256.New()
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(sel.state); err != nil {
+		return Doc{}, fmt.Errorf("index: selection digest: %w", err)
+	}
+	h.Write(body[len(sel.region):])
+	d := Doc{Body: body, Mode: ModeSelected, Listed: listed}
+	h.Sum(d.SHA256[:0])
+	return d, nil
 }
 
 // assemble joins a document: head, the entries' bytes separated by commas, then "]" and

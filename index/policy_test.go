@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -368,6 +369,14 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 	again, _ := index.FitKandev(p, h, set, shards)
 	if string(again.Body) != string(first.Body) {
 		t.Fatal("the same entries gave other bytes")
+	}
+	for _, d := range []index.Doc{first, again} {
+		if d.SHA256 != sha256.Sum256(d.Body) {
+			t.Error("a selected document's SHA256 is not the digest of its body")
+		}
+		if probs := index.CheckKandev(d.Body); probs.HasErrors() {
+			t.Errorf("a selected document fails the host checks: %v", probs)
+		}
 	}
 	pl := s.Plugins[0]                        // official: always chosen
 	pl.Description = strings.Repeat("ü", 100) // the same size: the same number of entries fit

@@ -27,6 +27,7 @@ type Document struct {
 	ETag         string
 	LastModified time.Time
 	lazy         *docLazy
+	sum          [sha256.Size]byte // of Body
 }
 
 // Documents are the index documents of one rebuild.
@@ -446,9 +447,13 @@ func parseStored(r *store.Release) (any, error) {
 
 // newDocument is a document of body; its gzip is made on first use (Gzip).
 func newDocument(body []byte, at time.Time) Document {
-	sum := sha256.Sum256(body)
+	return newDocumentSum(body, at, sha256.Sum256(body))
+}
+
+// newDocumentSum is newDocument when body's digest is known.
+func newDocumentSum(body []byte, at time.Time, sum [sha256.Size]byte) Document {
 	return Document{Body: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, LastModified: at.Truncate(time.Second),
-		lazy: &docLazy{}}
+		lazy: &docLazy{}, sum: sum}
 }
 
 // searchDoc is the search row of one item.

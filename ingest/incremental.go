@@ -94,15 +94,20 @@ func (s *Service) documents(b *built, serial int64) (*Documents, error) {
 	if d := s.docs.Load(); d != nil {
 		prev = d.shards
 	}
-	docs := &Documents{Kandev: s.newDoc("kandev", kd.Body, at), Curupira: s.newDoc("curupira", cd.Body, at), Serial: serial,
+	docs := &Documents{Kandev: s.newDoc("kandev", kd, at), Curupira: s.newDoc("curupira", cd, at), Serial: serial,
 		Plugins: b.plugins.Len() + b.exts.Len(), Total: b.plugins.Len(), Listed: kd.Listed, Mode: kd.Mode,
 		shards: newShardDocs(shards, s.docFileDir(), prev)}
 	return docs, nil
 }
 
 // newDoc is a document whose files go under the documents' folder as name-ETag.
-func (s *Service) newDoc(name string, body []byte, at time.Time) Document {
-	d := newDocument(body, at)
+func (s *Service) newDoc(name string, fd index.Doc, at time.Time) Document {
+	var d Document
+	if fd.SHA256 == ([sha256.Size]byte{}) {
+		d = newDocument(fd.Body, at)
+	} else {
+		d = newDocumentSum(fd.Body, at, fd.SHA256)
+	}
 	d.lazy.dir, d.lazy.name = s.docFileDir(), name
 	return d
 }

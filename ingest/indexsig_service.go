@@ -57,7 +57,10 @@ func (s *Service) signDocuments(ctx context.Context, docs *Documents) error {
 	}
 	sigs := &IndexSignatures{signer: s.cfg.IndexSigner, ttl: ttl}
 	for name, d := range map[string]*Document{KandevDocument: &docs.Kandev, CurupiraDocument: &docs.Curupira} {
-		sum := sha256.Sum256(d.Body)
+		sum := d.sum // computed with the document
+		if sum == ([sha256.Size]byte{}) {
+			sum = sha256.Sum256(d.Body)
+		}
 		sigs.stmts = append(sigs.stmts, IndexStatement{Document: name, SHA256: hex.EncodeToString(sum[:]),
 			Serial: docs.Serial, GeneratedAt: d.LastModified.UTC(), LogOrigin: cp.Origin, LogSize: cp.Size, LogRoot: cp.Hash})
 	}
