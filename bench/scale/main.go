@@ -203,13 +203,9 @@ func measureSize(ctx context.Context, o options, dir string, n int, out io.Write
 		r.fail("publish packages", err)
 		return r
 	}
-	// The baseline on exactly the packages the publish phases upload.
-	if r.base1, err = baseline(ctx, q.files[:o.publishes], dir, 1, 6*o.duration); err != nil {
-		r.fail("baseline", err)
-	}
-	if r.base16, err = baseline(ctx, q.files[o.publishes:2*o.publishes], dir, 16, 6*o.duration); err != nil {
-		r.fail("baseline", err)
-	}
+	// The baseline on exactly the packages the publish phases upload; measured again after
+	// the publish phases, and the faster of the two kept (the machine is shared).
+	r.measureBaseline(ctx, o, dir, q)
 	fmt.Fprintf(out, "baseline sha256sum+tar -xzf: 1 worker %s; 16 workers %s\n", r.base1, r.base16)
 	srv, ok := r.seed(ctx, o, dir, rep, out)
 	if !ok {
@@ -217,7 +213,32 @@ func measureSize(ctx context.Context, o options, dir string, n int, out io.Write
 	}
 	defer func() { srv.stop() }()
 	r.measureServer(ctx, o, dir, srv, q, out)
+	if r.measureBaseline(ctx, o, dir, q) {
+		fmt.Fprintf(out, "baseline again, faster this time: 1 worker %s; 16 workers %s\n", r.base1, r.base16)
+	}
 	return r
+}
+
+// measureBaseline runs the baseline with 1 and 16 workers and keeps, for each, the faster
+// of this and any earlier measurement; it says whether either improved.
+func (r *result) measureBaseline(ctx context.Context, o options, dir string, q *queue) bool {
+	better := false
+	for _, b := range []struct {
+		workers int
+		files   []string
+		dst     **stats
+	}{{1, q.files[:o.publishes], &r.base1}, {16, q.files[o.publishes : 2*o.publishes], &r.base16}} {
+		s, err := baseline(ctx, b.files, dir, b.workers, 6*o.duration)
+		if err != nil {
+			r.fail("baseline", err)
+			continue
+		}
+		if *b.dst == nil || s.rps() > (*b.dst).rps() {
+			better = better || *b.dst != nil
+			*b.dst = s
+		}
+	}
+	return better
 }
 
 // seed starts the registry on an empty data directory (twice: the second start is the
