@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ type Set struct {
 	cats  map[string]*catList
 	dirty map[string]bool
 	sel   *selection // the last selected index.json's entries (FitKandev)
+	lens  []int      // len(Full) of byID's entries, in order: shard sizes without reading each entry
 }
 
 type catList struct {
@@ -32,6 +34,10 @@ type catList struct {
 func NewSet(order string, entries []*Encoded) (*Set, error) {
 	s := &Set{order: order, byID: slices.Clone(entries)}
 	slices.SortFunc(s.byID, func(a, b *Encoded) int { return strings.Compare(a.ID, b.ID) })
+	s.lens = make([]int, len(s.byID))
+	for i, e := range s.byID {
+		s.lens[i] = len(e.Full)
+	}
 	for i := 1; i < len(s.byID); i++ {
 		if s.byID[i].ID == s.byID[i-1].ID {
 			return nil, fmt.Errorf("id %q appears twice", s.byID[i].ID)
@@ -75,9 +81,10 @@ func (s *Set) Put(e *Encoded) *Encoded {
 	var old *Encoded
 	if ok {
 		old = s.byID[i]
-		s.byID[i] = e
+		s.byID[i], s.lens[i] = e, len(e.Full)
 	} else {
 		s.byID = slices.Insert(s.byID, i, e)
+		s.lens = slices.Insert(s.lens, i, len(e.Full))
 	}
 	if s.ranked {
 		if old != nil {
@@ -168,6 +175,7 @@ func (s *Set) Remove(id string) *Encoded {
 	}
 	old := s.byID[i]
 	s.byID = slices.Delete(s.byID, i, i+1)
+	s.lens = slices.Delete(s.lens, i, i+1)
 	if s.ranked {
 		s.removeRanked(old)
 	}
@@ -288,7 +296,11 @@ func (s *Shards) URLs() (ids, categories []string) {
 func PlanShards(p Policy, h Header, set *Set, prev *Shards) (*Shards, error) {
 	out := &Shards{byKey: map[string]*ShardPlan{}}
 	var ids []*ShardPlan
-	if err := splitIDs(p, h, set.ByID(), "", false, prev, &ids); err != nil {
+	sp := splitter{p: p, h: h, entries: set.ByID(), cum: make([]int, set.Len()+1), head: len(kandevHead(h)) + len(`]}`), prev: prev}
+	for i, n := range set.lens {
+		sp.cum[i+1] = sp.cum[i] + n + 1
+	}
+	if err := sp.split(0, set.Len(), "", false, &ids); err != nil {
 		return nil, err
 	}
 	idURLs := make([]string, len(ids))
@@ -337,41 +349,47 @@ func (s *Shards) reuse(name string, entries []*Encoded) (*ShardPlan, bool) {
 	return old, true
 }
 
-// splitIDs adds the id shards of entries (sorted by id, all starting with prefix): one
-// shard when they fit in full, else one per next id character, the id equal to prefix
-// (exact) in a shard of its own.
-func splitIDs(p Policy, h Header, entries []*Encoded, prefix string, exact bool, prev *Shards, out *[]*ShardPlan) error {
-	if len(entries) == 0 {
+// splitter lays out id shards over entries (sorted by id) with cum, the running sum of
+// their full sizes plus a comma each, so that a group's size costs no pass over it.
+type splitter struct {
+	p       Policy
+	h       Header
+	entries []*Encoded
+	cum     []int
+	head    int
+	prev    *Shards
+}
+
+// split adds the id shards of entries[lo:hi] (all starting with prefix): one shard when
+// they fit in full, else one per next id character (found by binary search), the id equal
+// to prefix (exact) in a shard of its own.
+func (sp *splitter) split(lo, hi int, prefix string, exact bool, out *[]*ShardPlan) error {
+	if lo >= hi {
 		return nil
 	}
-	head := len(kandevHead(h)) + len(`]}`)
-	size := head
-	for i, e := range entries {
-		size += len(e.Full) + min(i, 1)
-	}
-	if size <= p.limit() || len(entries) == 1 {
-		if old, ok := prev.reuse(idShardName(prefix), entries); ok {
+	size := sp.head + sp.cum[hi] - sp.cum[lo] - 1
+	if size <= sp.p.limit() || hi-lo == 1 {
+		entries := sp.entries[lo:hi]
+		if old, ok := sp.prev.reuse(idShardName(prefix), entries); ok {
 			*out = append(*out, old)
 			return nil
 		}
-		*out = append(*out, &ShardPlan{Name: idShardName(prefix), URL: p.ShardURL(idShardName(prefix)), Prefix: prefix, Exact: exact,
-			Entries: len(entries), header: h, policy: p, entries: slices.Clone(entries)})
+		*out = append(*out, &ShardPlan{Name: idShardName(prefix), URL: sp.p.ShardURL(idShardName(prefix)), Prefix: prefix, Exact: exact,
+			Entries: len(entries), header: sp.h, policy: sp.p, entries: slices.Clone(entries)})
 		return nil
 	}
-	i := 0
-	if entries[0].ID == prefix {
-		if err := splitIDs(p, h, entries[:1], prefix, true, prev, out); err != nil {
+	i := lo
+	if sp.entries[lo].ID == prefix {
+		if err := sp.split(lo, lo+1, prefix, true, out); err != nil {
 			return err
 		}
-		i = 1
+		i = lo + 1
 	}
-	for i < len(entries) {
-		c := entries[i].ID[len(prefix)]
-		j := i
-		for j < len(entries) && entries[j].ID[len(prefix)] == c {
-			j++
-		}
-		if err := splitIDs(p, h, entries[i:j], prefix+string(c), false, prev, out); err != nil {
+	k := len(prefix)
+	for i < hi {
+		c := sp.entries[i].ID[k]
+		j := i + sort.Search(hi-i, func(n int) bool { return sp.entries[i+n].ID[k] > c })
+		if err := sp.split(i, j, prefix+string(c), false, out); err != nil {
 			return err
 		}
 		i = j
