@@ -13,7 +13,8 @@ import (
 
 // Shards are served as /index.json is: a strong ETag answering If-None-Match with 304,
 // gzip under its own ETag, HEAD without a body; an unknown shard is a 404 naming the
-// shards; and /docs lists every shard URL to add while index.json is partial.
+// shards; and the home page and /docs list every shard URL to add while index.json is
+// partial.
 func TestIndexShardsServedLikeTheIndex(t *testing.T) {
 	const limit = 2 << 10
 	e := newPublishEnv(t, func(c *ingest.Config) { c.MaxIndexBytes = limit }, nil)
@@ -54,10 +55,12 @@ func TestIndexShardsServedLikeTheIndex(t *testing.T) {
 	if r := e.get("/index/nope.json"); r.Status != http.StatusNotFound || !strings.Contains(string(r.Body), "id shards") {
 		t.Errorf("unknown shard: %d %s", r.Status, r.Body)
 	}
-	docs := e.get("/docs")
-	for _, u := range append(ids, cats...) {
-		if !strings.Contains(string(docs.Body), u) {
-			t.Errorf("/docs does not list the source %s", u)
+	for _, page := range []string{"/docs", "/"} {
+		body := string(e.get(page).Body)
+		for _, u := range append(ids, cats...) {
+			if !strings.Contains(body, u) {
+				t.Errorf("%s does not list the source %s", page, u)
+			}
 		}
 	}
 }

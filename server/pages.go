@@ -54,7 +54,8 @@ func (s *Server) handleHome(c echo.Context) error {
 	}
 	p := web.HomePage{Meta: s.meta("", "Plugins, canvases and Curupira extensions, checked and signed.", "/"),
 		Query: q.Q, Kind: q.Kind, Category: q.Category, Sort: q.Sort, Cards: s.cardsOf(l.items),
-		Categories: categoryFilters(l, q.Category), Total: l.total, TotalMore: l.more, Page: page, PerPage: pagePerPage}
+		Categories: categoryFilters(l, q.Category), Total: l.total, TotalMore: l.more, Page: page, PerPage: pagePerPage,
+		Sources: s.sources()}
 	p.Meta.PageSearch = true
 	if !hasText(q.Q) && q.Category == "" && page == 1 {
 		p.Featured = s.cardsOf(s.svc.Catalog().Views().Featured(q.Kind))

@@ -95,6 +95,7 @@ func homeRange(p HomePage) string {
 // HomePage is the search and browse page at /.
 type HomePage struct {
 	Meta       Meta
+	Sources    SourceList // shown when index.json is partial: the shard URLs to add
 	Query      string
 	Kind       string // "" for every kind
 	Category   string
