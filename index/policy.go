@@ -278,7 +278,7 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 		return Doc{}, err
 	}
 	if sel != nil {
-		if err := sel.set(byRank, chosen); err != nil {
+		if err := sel.set(byRank, chosen, len(head)+len(tail)); err != nil {
 			return Doc{}, err
 		}
 		return sel.doc(head, tail, len(chosen))
@@ -296,16 +296,17 @@ type selection struct {
 	ranked []*Encoded
 	region []byte // `{"plugins":[` + the entries + `],`
 	state  []byte // sha256 state after region (encoding.BinaryMarshaler)
+	fresh  bool   // region's array has room the next document may fill in place
 }
 
 const pluginsFirst = `{"plugins":[`
 
-func (sel *selection) set(byRank, byID []*Encoded) error {
+func (sel *selection) set(byRank, byID []*Encoded, room int) error {
 	n := len(pluginsFirst) + 2
 	for _, e := range byID {
 		n += len(e.Compact) + 1
 	}
-	out := make([]byte, 0, n)
+	out := make([]byte, 0, n+room) // room: the first document's fields and tail, in place
 	out = append(out, pluginsFirst...)
 	for i, e := range byID {
 		if i > 0 {
@@ -320,7 +321,7 @@ func (sel *selection) set(byRank, byID []*Encoded) error {
 	if err != nil {
 		return fmt.Errorf("index: selection digest: %w", err)
 	}
-	sel.ranked, sel.region, sel.state = byRank, out, state
+	sel.ranked, sel.region, sel.state, sel.fresh = byRank, out, state, true
 	return nil
 }
 
@@ -328,8 +329,17 @@ func (sel *selection) set(byRank, byID []*Encoded) error {
 // "plugins" key, then tail (the partial object, closing the document), with its digest.
 func (sel *selection) doc(head, tail []byte, listed int) (Doc, error) {
 	fields := head[1 : len(head)-len(`,"plugins":[`)]
-	body := make([]byte, 0, len(sel.region)+len(fields)+len(tail))
-	body = append(append(append(body, sel.region...), fields...), tail...)
+	var body []byte
+	if sel.fresh && cap(sel.region)-len(sel.region) >= len(fields)+len(tail) {
+		// The region was just built for this document: its array takes the rest, and later
+		// documents copy the region out of it (it is never written again).
+		body = append(append(sel.region, fields...), tail...)
+		sel.region = body[:len(sel.region):len(sel.region)]
+	} else {
+		body = make([]byte, 0, len(sel.region)+len(fields)+len(tail))
+		body = append(append(append(body, sel.region...), fields...), tail...)
+	}
+	sel.fresh = false
 	h := sha256.New()
 	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(sel.state); err != nil {
 		return Doc{}, fmt.Errorf("index: selection digest: %w", err)
