@@ -100,7 +100,10 @@ type Partial struct {
 	Policy         string   `json:"policy"` // ModeCompact or ModeSelected
 	Order          string   `json:"order"`
 	DescriptionMax int      `json:"description_max"`
-	Shards         []string `json:"shards"`                    // id shards: together, every entry in full
+	Shards         []string `json:"shards"` // id shards: together, every entry in full
+	// ShardList is the URL of the shard list document, set (and Shards left empty) when
+	// naming every id shard here would take more than an eighth of the limit.
+	ShardList      string   `json:"shard_list,omitempty"`
 	CategoryShards []string `json:"category_shards,omitempty"` // one per category
 }
 
@@ -231,6 +234,9 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 	}
 	part := Partial{Total: total, Listed: total, Policy: ModeCompact, Order: p.order(), DescriptionMax: p.descriptionMax(),
 		Shards: shards, CategoryShards: cats}
+	if urlBytes(shards) > limit/8 { // the list would crowd out entries: name where it is
+		part.Shards, part.ShardList = nil, p.ShardURL(ShardListName)
+	}
 	tail, err := partialTail(part)
 	if err != nil {
 		return Doc{}, err
@@ -377,6 +383,15 @@ func (e *Encoded) bytes(compact bool) []byte {
 		return e.Compact
 	}
 	return e.Full
+}
+
+// urlBytes is what naming urls in a JSON array costs.
+func urlBytes(urls []string) int {
+	n := 2
+	for _, u := range urls {
+		n += len(u) + 3
+	}
+	return n
 }
 
 // partialTail is `,"partial":{…}}`: the rest of a partial document after its entries.

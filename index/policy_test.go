@@ -387,3 +387,42 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 		t.Error("a change to a chosen entry did not reach index.json")
 	}
 }
+
+// At the smallest limit and a long public URL, a large catalogue still gives documents
+// within the limit that list entries: id shards are packed near the limit (their number
+// follows the catalogue's bytes, not the id alphabet), and a shard list too long for the
+// partial object is named by URL instead of inlined.
+func TestShardsPackedAndListBounded(t *testing.T) {
+	s := syntheticSnapshot(12_500, 120)
+	p := index.Policy{Limit: 64 << 10, BaseURL: "https://" + strings.Repeat("r", 160) + ".example"}
+	f, err := index.Fit(p, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := decodeDoc(t, "index.json", f.Kandev)
+	if len(f.Kandev) > p.Limit || main.Partial == nil || len(main.Plugins) == 0 {
+		t.Fatalf("index.json: %d bytes (limit %d), partial %v, %d entries: want a partial document within the limit that lists entries", len(f.Kandev), p.Limit, main.Partial != nil, len(main.Plugins))
+	}
+	full, ids := 0, 0
+	for _, pl := range s.Plugins {
+		e, err := index.EncodePlugin(pl, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full += len(e.Full) + 1
+	}
+	for _, sh := range f.Shards {
+		if len(sh.Body) > p.Limit {
+			t.Errorf("%s is %d bytes, over the limit", sh.Name, len(sh.Body))
+		}
+		if strings.HasPrefix(sh.Name, "all.") {
+			ids++
+		}
+	}
+	if most := 2*(full/p.Limit+1) + 8; ids > most {
+		t.Errorf("%d id shards for %d bytes of entries at a %d-byte limit; packed, at most %d", ids, full, p.Limit, most)
+	}
+	if len(main.Partial.Shards) != 0 || main.Partial.ShardList != p.ShardURL(index.ShardListName) {
+		t.Errorf("partial names %d shards inline and shard_list %q: %d URLs take more than an eighth of the limit, want none inline and the list's URL", len(main.Partial.Shards), main.Partial.ShardList, ids)
+	}
+}

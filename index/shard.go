@@ -195,9 +195,10 @@ func (s *Set) removeRanked(old *Encoded) {
 }
 
 // ShardableCategory reports whether category c has a shard of its own: 1 to 64 of
-// [a-z0-9-], starting with a letter or digit (URL-safe), and never "all" (the id shards).
+// [a-z0-9-], starting with a letter or digit (URL-safe), and never "all" (the id shards)
+// or "shards" (the shard list).
 func ShardableCategory(c string) bool {
-	if len(c) == 0 || len(c) > 64 || c[0] == '-' || c == "all" {
+	if len(c) == 0 || len(c) > 64 || c[0] == '-' || c == "all" || c == "shards" {
 		return false
 	}
 	for i := 0; i < len(c); i++ {
@@ -327,6 +328,23 @@ func PlanShards(p Policy, h Header, set *Set, prev *Shards) (*Shards, error) {
 	return out, nil
 }
 
+// ShardListName is the shard list document's name (served beside the shards): every shard
+// URL, for a catalogue whose shards are too many to name in each partial object.
+const ShardListName = "shards.json"
+
+// List is the shard list document: {"shards": [...], "category_shards": [...]}.
+func (s *Shards) List() ([]byte, error) {
+	ids, cats := s.URLs()
+	b, err := marshal(struct {
+		Shards         []string `json:"shards"`
+		CategoryShards []string `json:"category_shards"`
+	}{ids, cats})
+	if err != nil {
+		return nil, fmt.Errorf("index: shard list: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
 func (s *Shards) idURLs() []string {
 	var out []string
 	for _, p := range s.Plans {
@@ -361,21 +379,18 @@ type splitter struct {
 }
 
 // split adds the id shards of entries[lo:hi] (all starting with prefix): one shard when
-// they fit in full, else one per next id character (found by binary search), the id equal
-// to prefix (exact) in a shard of its own.
+// they fit in full, else the groups of each next id character (found by binary search),
+// consecutive groups packed into one shard while they fit together (named by their range of
+// characters, "all.{prefix}{first}~{last}.json"; "~" is not an id character) and a group too
+// large alone split further; the id equal to prefix (exact) in a shard of its own. Packing
+// keeps shards near the limit, so their number grows with the catalogue's bytes over the
+// limit, not with the id alphabet.
 func (sp *splitter) split(lo, hi int, prefix string, exact bool, out *[]*ShardPlan) error {
 	if lo >= hi {
 		return nil
 	}
-	size := sp.head + sp.cum[hi] - sp.cum[lo] - 1
-	if size <= sp.p.limit() || hi-lo == 1 {
-		entries := sp.entries[lo:hi]
-		if old, ok := sp.prev.reuse(idShardName(prefix), entries); ok {
-			*out = append(*out, old)
-			return nil
-		}
-		*out = append(*out, &ShardPlan{Name: idShardName(prefix), URL: sp.p.ShardURL(idShardName(prefix)), Prefix: prefix, Exact: exact,
-			Entries: len(entries), header: sp.h, policy: sp.p, entries: slices.Clone(entries)})
+	if sp.size(lo, hi) <= sp.p.limit() || hi-lo == 1 {
+		sp.add(lo, hi, idShardName(prefix), prefix, exact, out)
 		return nil
 	}
 	i := lo
@@ -386,15 +401,51 @@ func (sp *splitter) split(lo, hi int, prefix string, exact bool, out *[]*ShardPl
 		i = lo + 1
 	}
 	k := len(prefix)
+	start, first := -1, byte(0) // the pending packed run: entries[start:i], from character first
+	flush := func(end int, last byte) {
+		if start < 0 {
+			return
+		}
+		name, common := prefix+string(first), prefix+string(first)
+		if last != first {
+			name, common = name+"~"+string(last), prefix
+		}
+		sp.add(start, end, idShardName(name), common, false, out)
+		start = -1
+	}
+	var prev byte
 	for i < hi {
 		c := sp.entries[i].ID[k]
 		j := i + sort.Search(hi-i, func(n int) bool { return sp.entries[i+n].ID[k] > c })
-		if err := sp.split(i, j, prefix+string(c), false, out); err != nil {
-			return err
+		switch {
+		case sp.size(i, j) > sp.p.limit(): // too large alone: its own split
+			flush(i, prev)
+			if err := sp.split(i, j, prefix+string(c), false, out); err != nil {
+				return err
+			}
+		case start >= 0 && sp.size(start, j) <= sp.p.limit(): // joins the run
+		default:
+			flush(i, prev)
+			start, first = i, c
 		}
-		i = j
+		prev, i = c, j
 	}
+	flush(hi, prev)
 	return nil
+}
+
+// size is the bytes of a document holding entries[lo:hi] in full.
+func (sp *splitter) size(lo, hi int) int { return sp.head + sp.cum[hi] - sp.cum[lo] - 1 }
+
+// add appends the shard of entries[lo:hi], prev's plan when it holds exactly them.
+func (sp *splitter) add(lo, hi int, name, prefix string, exact bool, out *[]*ShardPlan) {
+	entries := sp.entries[lo:hi]
+	if old, ok := sp.prev.reuse(name, entries); ok {
+		*out = append(*out, old)
+		return
+	}
+	*out = append(*out, &ShardPlan{Name: name, URL: sp.p.ShardURL(name), Prefix: prefix, Exact: exact,
+		Entries: len(entries), header: sp.h, policy: sp.p, entries: slices.Clone(entries)})
 }
 
 // categoryPlans are the category shards of set: prev's plan for a category unchanged

@@ -116,6 +116,7 @@ type shardDocs struct {
 	dir   string
 	mu    sync.Mutex
 	docs  map[*index.ShardPlan]*Document
+	list  *Document // the shard list (index.ShardListName), made on first request
 }
 
 func newShardDocs(plans *index.Shards, dir string, prev *shardDocs) *shardDocs {
@@ -139,11 +140,14 @@ func (d *Documents) Shard(name string) (*Document, bool, error) {
 	if d.shards == nil {
 		return nil, false, nil
 	}
-	sp, ok := d.shards.plans.Plan(name)
+	sd := d.shards
+	if name == index.ShardListName {
+		return sd.listDoc(d.Kandev.LastModified)
+	}
+	sp, ok := sd.plans.Plan(name)
 	if !ok {
 		return nil, false, nil
 	}
-	sd := d.shards
 	sd.mu.Lock()
 	defer sd.mu.Unlock()
 	if doc, ok := sd.docs[sp]; ok {
@@ -157,6 +161,21 @@ func (d *Documents) Shard(name string) (*Document, bool, error) {
 	built.lazy.dir, built.lazy.name = sd.dir, "shard-"+strings.TrimSuffix(name, ".json")
 	sd.docs[sp] = &built
 	return &built, true, nil
+}
+
+// listDoc is the shard list of this build (every shard URL), made once.
+func (sd *shardDocs) listDoc(at time.Time) (*Document, bool, error) {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	if sd.list == nil {
+		body, err := sd.plans.List()
+		if err != nil {
+			return nil, true, err
+		}
+		doc := newDocument(body, at)
+		sd.list = &doc
+	}
+	return sd.list, true, nil
 }
 
 // ShardURLs are the shard documents' URLs: the id shards (together, every entry in full)

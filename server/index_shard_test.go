@@ -55,6 +55,14 @@ func TestIndexShardsServedLikeTheIndex(t *testing.T) {
 	if r := e.get("/index/nope.json"); r.Status != http.StatusNotFound || !strings.Contains(string(r.Body), "id shards") {
 		t.Errorf("unknown shard: %d %s", r.Status, r.Body)
 	}
+	var list struct {
+		Shards         []string `json:"shards"`
+		CategoryShards []string `json:"category_shards"`
+	}
+	e.get("/index/shards.json").json(t, &list)
+	if strings.Join(list.Shards, " ") != strings.Join(ids, " ") || strings.Join(list.CategoryShards, " ") != strings.Join(cats, " ") {
+		t.Errorf("/index/shards.json names %v and %v, want the id shards %v and the category shards %v", list.Shards, list.CategoryShards, ids, cats)
+	}
 	for _, page := range []string{"/docs", "/"} {
 		body := string(e.get(page).Body)
 		for _, u := range append(ids, cats...) {
