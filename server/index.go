@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/web"
 )
@@ -57,6 +58,7 @@ func (s *Server) sources() web.SourceList {
 	}
 	out.Partial, out.Listed, out.Total = true, docs.Listed, docs.Total
 	out.Shards, out.CategoryShards = docs.ShardURLs()
+	out.ShardListURL = s.cfg.PublicURL + "/index/" + index.ShardListName
 	return out
 }
 
