@@ -316,5 +316,11 @@ func (s *Service) checkNarrows(ctx context.Context, r *store.Release, mv version
 			"max_kandev %s is below the manifest's min_kandev_version %q of %s@%s: no host would be offered it; give a version at or above %s, or yank the release to withdraw it",
 			mv, c.MinKandevVersion, r.PackageID, r.Version, e.min)
 	}
+	caps := s.caps()
+	if row, ok := caps.lowestInstalling(c.APIVersion, c.Kind == "canvas"); ok && mv.Compare(caps.Hosts[row].from) < 0 {
+		return refuseOne(ErrInvalid, "compat.max_kandev.no_host", "max_kandev",
+			"max_kandev %s is below Kandev %s, the first host version that installs %s@%s (api_version %d, capability row from %s): no host would be offered it, a hidden yank; give a version at or above %s, or yank the release to withdraw it from every host",
+			mv, caps.Hosts[row].From, r.PackageID, r.Version, c.APIVersion, caps.Hosts[row].From, caps.Hosts[row].From)
+	}
 	return nil
 }

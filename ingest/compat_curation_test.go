@@ -127,6 +127,36 @@ func TestCurationNeverWidens(t *testing.T) {
 	}
 }
 
+// TestCurationLeavingNoHostIsRefused: a max_kandev below the first capability row that
+// installs the release (its api_version, a canvas) leaves no host able to install it, a
+// hidden yank: refused naming max_kandev and the first such host version.
+func TestCurationLeavingNoHostIsRefused(t *testing.T) {
+	s := newCompatService(t, compatReleases)
+	ctx := context.Background()
+	tests := []struct{ id, ver, max, rule, names string }{
+		{"p-ui", "1.0.0", "0.0.0", "compat.max_kandev.no_host", "0.80.0"},
+		{"p-ui", "1.0.0", "0.79.9", "compat.max_kandev.no_host", "0.80.0"},
+		{"p-ui", "1.0.0", "0.80.0-rc.1", "compat.max_kandev.no_host", "0.80.0"},
+		{"p-ui", "2.0.0", "0.91.0", "compat.max_kandev.no_host", "0.92.0"},
+		{"c-board", "1.0.0", "0.91.5", "compat.max_kandev.no_host", "0.92.0"},
+		{"p-ui", "1.0.0", "0.80.0", "", ""},
+		{"p-ui", "2.0.0", "0.92.0", "", ""},
+	}
+	for _, tt := range tests {
+		_, err := s.SetCompat(ctx, anAdmin, tt.id, tt.ver, tt.max, "narrowed")
+		if ruleOf(err) != tt.rule || (tt.rule == "") != (err == nil) {
+			t.Errorf("SetCompat(%s@%s, max %s): %v (rule %q), want rule %q", tt.id, tt.ver, tt.max, err, ruleOf(err), tt.rule)
+			continue
+		}
+		if err == nil {
+			continue
+		}
+		if r := err.(*Refusal); r.Problems[0].Path != "max_kandev" || !strings.Contains(r.Message, tt.names) || !strings.Contains(r.Message, "yank") {
+			t.Errorf("refusal %q at %q: want it to name max_kandev, %s and yank", r.Message, r.Problems[0].Path, tt.names)
+		}
+	}
+}
+
 // TestCurationOfAnExtensionIsRefused: Curupira extensions have no Kandev host range, and
 // the compatibility API does not judge them.
 func TestCurationOfAnExtensionIsRefused(t *testing.T) {

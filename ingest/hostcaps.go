@@ -163,3 +163,14 @@ func (c *HostCaps) Row(host version.V) int {
 
 // Accepts reports whether the row's hosts accept api_version a.
 func (h *HostCap) Accepts(a int) bool { return slices.Contains(h.APIVersions, a) }
+
+// lowestInstalling is the first row whose hosts install a release of api_version api (a
+// canvas when canvas); false when no row does.
+func (c *HostCaps) lowestInstalling(api int, canvas bool) (int, bool) {
+	for i := range c.Hosts {
+		if c.Hosts[i].Accepts(api) && (!canvas || c.Hosts[i].Canvases) {
+			return i, true
+		}
+	}
+	return 0, false
+}
