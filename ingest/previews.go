@@ -114,6 +114,7 @@ type previewJob struct {
 	requested uint64        // passes asked for
 	done      uint64        // passes asked for that a finished pass covered
 	idle      chan struct{} // closed (and replaced) when a pass finishes
+	running   sync.WaitGroup // the run goroutine, so Close can wait for it
 }
 
 func newPreviewJob(st *store.Store, cfg PreviewConfig, log *slog.Logger) *previewJob {
@@ -135,7 +136,13 @@ func (j *previewJob) request(ctx context.Context, l *index.List) {
 	j.mu.Lock()
 	j.requested++
 	j.mu.Unlock()
-	j.start.Do(func() { go j.run(ctx) })
+	j.start.Do(func() {
+		j.running.Add(1)
+		go func() {
+			defer j.running.Done()
+			j.run(ctx)
+		}()
+	})
 	select {
 	case j.wake <- struct{}{}:
 	default:
@@ -184,6 +191,9 @@ func (j *previewJob) wait(ctx context.Context) error {
 func (j *previewJob) pass(ctx context.Context, l *index.List) {
 	recs, err := j.store.Previews(ctx)
 	if err != nil {
+		if ctx.Err() != nil { // the service is closing: not a failure to report
+			return
+		}
 		j.log.Error("previews: cannot read the records; pages show placeholders", "err", err)
 		return
 	}

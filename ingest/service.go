@@ -198,6 +198,7 @@ func (s *Service) setList(ctx context.Context, l *index.List) (err error) {
 func (s *Service) Close() {
 	s.cancel()
 	s.persist.wait()
+	s.previews.running.Wait() // a pass reading the store ends before the store is closed
 }
 
 // DownloadFlushInterval is how often serve writes download counts and, when there were

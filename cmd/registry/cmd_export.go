@@ -61,6 +61,7 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 	}
 	icfg.LogCheckpoint, icfg.IndexSigner, icfg.LogTile = tl.Checkpoint, tl.Key().Signer, tl.Tile
 	svc := ingest.New(st, list, icfg, quiet)
+	defer svc.Close() // before the store closes: background writes end first
 	var files, total int64
 	err = svc.Export(ctx, *out, func(path string, n int64) {
 		files++

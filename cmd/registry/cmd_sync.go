@@ -101,7 +101,8 @@ func runSync(ctx context.Context, c *cli, cfg Config, once bool) (int, error) {
 }
 
 // openService opens the store and builds the ingest service as serve does (without the
-// server's metrics), with the index built; closeStore closes the store.
+// server's metrics), with the index built; closeStore stops the service's background work,
+// then closes the store.
 func openService(ctx context.Context, cfg Config, log *slog.Logger) (svc *ingest.Service, closeStore func(), err error) {
 	list, err := loadList(cfg.PluginsPath)
 	if err != nil {
@@ -120,7 +121,7 @@ func openService(ctx context.Context, cfg Config, log *slog.Logger) (svc *ingest
 		_ = st.Close()
 		return nil, nil, err
 	}
-	return svc, func() { _ = st.Close() }, nil
+	return svc, func() { svc.Close(); _ = st.Close() }, nil
 }
 
 // newSyncer is the pull sync of cfg: its GitHub API base and token, a User-Agent naming
