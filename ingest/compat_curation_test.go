@@ -70,6 +70,15 @@ func TestCurationNarrowsEverywhere(t *testing.T) {
 	if had, err := s.ClearCompat(ctx, anAdmin, "p-multi", "2.0.0"); err != nil || !had {
 		t.Fatalf("ClearCompat = %v, %v", had, err)
 	}
+	if had, err := s.ClearCompat(ctx, anAdmin, "p-multi", "2.0.0"); err != nil || had {
+		t.Fatalf("a second ClearCompat = %v, %v; want false: nothing to clear", had, err)
+	}
+	if entries, err = s.store.AuditLog(ctx, 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	if entries[0].Action != "compat_clear" || entries[1].Action != "compat_set" {
+		t.Errorf("audit %s, %s; want one compat_clear (the no-op clear is not audited) after compat_set", entries[0].Action, entries[1].Action)
+	}
 	d, err = s.HostIndex(ctx, h94)
 	if err != nil {
 		t.Fatal(err)

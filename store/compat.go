@@ -44,7 +44,8 @@ func (s *Store) SetCompat(ctx context.Context, c Curation, audit AuditEntry) err
 }
 
 // ClearCompat removes the curation of id@version with its audit entry; it reports whether
-// there was one (only then is the serial bumped). ErrNotFound when no such release exists.
+// there was one. Only then is the serial bumped and the audit entry written: a clear that
+// changes nothing is no admin action to record. ErrNotFound when no such release exists.
 func (s *Store) ClearCompat(ctx context.Context, id, version string, audit AuditEntry) (bool, error) {
 	var had bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -57,7 +58,7 @@ func (s *Store) ClearCompat(ctx context.Context, id, version string, audit Audit
 			return fmt.Errorf("store: clear compat %s@%s: %w", id, version, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return s.insertAudit(ctx, tx, audit)
+			return nil
 		}
 		had = true
 		return s.compatChanged(ctx, tx, id, version, audit)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,26 +16,54 @@ import (
 var compatHelp = help{
 	Summary: "narrow a release's Kandev host range in a data directory, with the server stopped",
 	Usage: "registry compat set [--data DIR] --max-kandev VERSION --reason TEXT ID@VERSION\n" +
-		"       registry compat clear [--data DIR] ID@VERSION",
+		"registry compat clear [--data DIR] ID@VERSION",
 	About: `Curates compatibility after the fact, without a running server: ` + "`set`" + ` stops offering
 ID@VERSION to Kandev hosts newer than --max-kandev (inclusive) in every host-aware index
 (/kandev/{host_version}/{platform}/index.json) and the compatibility and upgrade answers;
 ` + "`clear`" + ` removes the curation. It only narrows: the manifest's min_kandev_version stays
-the lower bound, and a --max-kandev below it is refused (rule compat.max_kandev.below_min;
-yank the release to withdraw it from every host). The change shows at the next start of
+the lower bound, and a --max-kandev below it, or below the first host version that installs
+the release at all, is refused (rules compat.max_kandev.below_min, compat.max_kandev.no_host;
+yank the release to withdraw it from every host). A clear of a release without a curation
+changes nothing and says so. The change shows at the next start of
 ` + "`registry serve`" + `; it refuses while the server holds the data directory (use
 POST /api/v1/admin/compat/{id}/versions/{version} then). Recorded in the audit log with
 actor "cli". See docs/host-aware.md.
 Exit status: 0 when done, 1 when the release is not stored, the curation is refused or the
 data directory is in use, 2 on usage or I/O errors.`,
-	Example: "registry compat set --data /var/lib/registry --max-kandev 0.93.4 --reason \"crashes on the 0.94 task API\" acme-hello@1.2.0",
+	Example: "registry compat set --data /var/lib/registry --max-kandev 0.93.4 --reason \"crashes on the 0.94 task API\" acme-hello@1.2.0\n" +
+		"registry compat clear --data /var/lib/registry acme-hello@1.2.0",
+}
+
+// compatActions are the subcommands of compat, in the order its help lists them.
+var compatActions = []string{"set", "clear"}
+
+// compatFlags is the FlagSet of `compat set` or `compat clear` without --data (openOffline
+// adds it), with set's --max-kandev and --reason.
+func compatFlags(c *cli, action string) (fs *flag.FlagSet, maxKandev, reason *string) {
+	fs = c.flags("compat " + action)
+	if action == "set" {
+		maxKandev = fs.String("max-kandev", "", "newest Kandev `VERSION` still offered the release (SemVer, inclusive)")
+		reason = fs.String("reason", "", "why (`TEXT`, one line), shown to hosts and on the plugin page")
+	}
+	return fs, maxKandev, reason
+}
+
+// printCompatHelp prints compat's help with the flags of each subcommand.
+func printCompatHelp(c *cli) int {
+	sets := make([]*flag.FlagSet, 0, len(compatActions))
+	for _, a := range compatActions {
+		fs, _, _ := compatFlags(c, a)
+		dataFlag(c, fs)
+		sets = append(sets, fs)
+	}
+	printHelp(c.stdout, "compat", compatHelp, sets...)
+	return exitOK
 }
 
 // cmdCompat is `registry compat set|clear ID@VERSION`, offline.
 func cmdCompat(ctx context.Context, c *cli, args []string) int {
 	if len(args) > 0 && isHelp(args[0]) {
-		printHelp(c.stdout, "compat", compatHelp)
-		return exitOK
+		return printCompatHelp(c)
 	}
 	if len(args) == 0 {
 		return c.usageError("compat", "expected a subcommand: set or clear")
@@ -49,9 +78,7 @@ func cmdCompat(ctx context.Context, c *cli, args []string) int {
 }
 
 func compatSet(ctx context.Context, c *cli, args []string) int {
-	fs := c.flags("compat set")
-	maxKandev := fs.String("max-kandev", "", "newest Kandev `VERSION` still offered the release (SemVer, inclusive)")
-	reason := fs.String("reason", "", "why (`TEXT`, one line), shown to hosts and on the plugin page")
+	fs, maxKandev, reason := compatFlags(c, "set")
 	st, pos, code := openOffline(ctx, c, fs, args)
 	if st == nil {
 		return code
@@ -72,7 +99,7 @@ func compatSet(ctx context.Context, c *cli, args []string) int {
 }
 
 func compatClear(ctx context.Context, c *cli, args []string) int {
-	fs := c.flags("compat clear")
+	fs, _, _ := compatFlags(c, "clear")
 	st, pos, code := openOffline(ctx, c, fs, args)
 	if st == nil {
 		return code

@@ -69,11 +69,36 @@ func TestCompatCommand(t *testing.T) {
 	var actions []string
 	for _, e := range log {
 		if strings.HasPrefix(e.Action, "compat_") {
-			actions = append(actions, e.Action+" "+e.Actor)
+			actions = append(actions, e.Action+" "+e.Actor+" "+e.Outcome)
 		}
 	}
-	if got := strings.Join(actions, ", "); got != "compat_clear cli, compat_clear cli, compat_set cli" {
+	if got := strings.Join(actions, ", "); got != "compat_clear cli ok, compat_set cli ok" {
 		t.Errorf("audit: %s", got)
+	}
+}
+
+// TestCompatHelpIsTrue: `compat -h` lists the flags each subcommand takes and an example of
+// each, never "flags: none".
+func TestCompatHelpIsTrue(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"set", "-h"}, {"clear", "-h"}} {
+		c, out, _ := testCLI(nil)
+		if code := cmdCompat(context.Background(), c, args); code != exitOK {
+			t.Fatalf("compat %v: exit %d", args, code)
+		}
+		got := out.String()
+		want := []string{"--data DIR", "usage: registry compat set", "\n       registry compat clear [--data DIR] ID@VERSION\n",
+			"\n  registry compat clear --data /var/lib/registry acme-hello@1.2.0\n"}
+		if args[0] != "clear" {
+			want = append(want, "--max-kandev VERSION", "--reason TEXT")
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("compat %v help lacks %q:\n%s", args, w, got)
+			}
+		}
+		if strings.Contains(got, "flags: none") {
+			t.Errorf("compat %v help says flags: none:\n%s", args, got)
+		}
 	}
 }
 
