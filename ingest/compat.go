@@ -71,7 +71,8 @@ const (
 	ReasonNotKandev      = "not_kandev"                 // a Curupira extension: not for Kandev hosts
 	ReasonLegacyVersion  = "version_outside_grammar"    // a release stored before the version grammar
 	ReasonNotNewer       = "not_newer"                  // upgrade: at or below the installed version
-	ReasonInstalledNewer = "installed_newest"           // upgrade: nothing newer is published
+	ReasonInstalledNewer = "installed_newest"           // upgrade: the installed version is the newest published
+	ReasonUnpublished    = "newer_than_published"       // upgrade: the installed version is newer than every published one
 )
 
 // Reason is one reason a release is not installable.

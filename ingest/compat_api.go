@@ -143,7 +143,8 @@ func (s *Service) Upgrade(ctx context.Context, id, from string, h Host) (*Upgrad
 		}
 		rep.Skipped = append(rep.Skipped, v)
 	}
-	rep.Why = upgradeWhy(rep)
+	newest, published := newestOrderable(es)
+	rep.Why = upgradeWhy(rep, fv, newest, published)
 	if rep.Release == nil {
 		between = nil // no upgrade: nothing between
 	} else {
@@ -167,10 +168,27 @@ func notesBelow(es []*relEntry, target string, from version.V) []string {
 	return out
 }
 
-func upgradeWhy(rep *UpgradeReport) string {
+// newestOrderable is the newest version among es (newest first) that hosts can order,
+// yanked or not; false when there is none.
+func newestOrderable(es []*relEntry) (version.V, bool) {
+	for _, e := range es {
+		if v, err := version.Parse(e.rel.Version); err == nil {
+			return v, true
+		}
+	}
+	return version.V{}, false
+}
+
+// upgradeWhy says why rep has no upgrade ("" when it has one); newest is the newest
+// published version hosts can order, by SemVer (a prerelease of a higher version is newer).
+func upgradeWhy(rep *UpgradeReport, from, newest version.V, published bool) string {
 	switch {
 	case rep.Release != nil:
 		return ""
+	case len(rep.Skipped) == 0 && !published:
+		return fmt.Sprintf("%s is newer than every published version of %s (none is in the version grammar); nothing to upgrade to (%s)", rep.From, rep.ID, ReasonUnpublished)
+	case len(rep.Skipped) == 0 && from.Compare(newest) > 0:
+		return fmt.Sprintf("%s is newer than every published version of %s (the newest is %s); nothing to upgrade to (%s)", rep.From, rep.ID, newest, ReasonUnpublished)
 	case len(rep.Skipped) == 0:
 		return fmt.Sprintf("%s is the newest published version of %s (%s)", rep.From, rep.ID, ReasonInstalledNewer)
 	}

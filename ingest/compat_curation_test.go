@@ -208,6 +208,11 @@ func TestParseHostRefusesHostileValues(t *testing.T) {
 			t.Errorf("ParseHost(%.20q, %.20q): %d-byte %v, want a short ErrBadQuery", tt.kandev, tt.platform, len(err.Error()), err)
 		}
 	}
+	for in, want := range map[string]string{"00.92.0": `did you mean "0.92.0"?`, "v0.91.0": `did you mean "0.91.0"?`, "0.092.1": `did you mean "0.92.1"?`} {
+		if _, err := ParseHost(in, "linux-amd64"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseHost(%q): %v, want it to suggest %s", in, err, want)
+		}
+	}
 }
 
 // TestHostCacheIsBounded: hosts of one class share one built document, however many

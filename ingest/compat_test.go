@@ -325,6 +325,32 @@ func TestUpgradeNeverBackwards(t *testing.T) {
 	}
 }
 
+// TestUpgradeFromBeyondThePublished: a from newer than every published version (never
+// published, or newer only by SemVer's prerelease order) is not "the newest published
+// version": it has its own reason code; a from equal to the newest keeps installed_newest.
+func TestUpgradeFromBeyondThePublished(t *testing.T) {
+	rels := append(slices.Clone(compatReleases), rel{id: "p-new", version: "1.1.0-rc.2", api: 2, min: "0.92.0", platforms: []string{"linux-amd64"}})
+	s := newCompatService(t, rels)
+	h := mustHost(t, "0.96.0", "linux-amd64")
+	tests := []struct{ id, from, code, says string }{
+		{"p-multi", "9.9.9", ReasonUnpublished, "9.9.9 is newer than every published version of p-multi (the newest is 2.1.0)"},
+		{"p-multi", "2.1.1-alpha", ReasonUnpublished, "newer than every published version"},
+		{"p-multi", "2.1.0", ReasonInstalledNewer, "2.1.0 is the newest published version"},
+		{"p-new", "1.1.0", ReasonUnpublished, "1.1.0 is newer than every published version of p-new (the newest is 1.1.0-rc.2)"},
+		{"p-new", "1.1.0-rc.10", ReasonUnpublished, "newer than every published version"},
+		{"p-new", "1.1.0-rc.2", ReasonInstalledNewer, "is the newest published version"},
+	}
+	for _, tt := range tests {
+		rep, err := s.Upgrade(context.Background(), tt.id, tt.from, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Upgrade != "none" || !strings.Contains(rep.Why, "("+tt.code+")") || !strings.Contains(rep.Why, tt.says) {
+			t.Errorf("upgrade %s from %s = %s, why %q; want none, %q and (%s)", tt.id, tt.from, rep.Upgrade, rep.Why, tt.says, tt.code)
+		}
+	}
+}
+
 // TestHostIndexSkipsDamagedPackages: a release whose stored package is damaged is not
 // offered (it cannot be downloaded); the next installable one is, and compatibility says so.
 func TestHostIndexSkipsDamagedPackages(t *testing.T) {

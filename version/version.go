@@ -141,7 +141,7 @@ func Nearest(s string) string {
 			return ""
 		}
 		nums = append(nums, d)
-		if len(nums) == 3 || d != p && strings.TrimLeft(p, "0") != d {
+		if len(nums) == 3 || !isDigits(p) { // a part with more after its digits ends the core
 			break
 		}
 	}

@@ -36,7 +36,7 @@ func TestNearest(t *testing.T) {
 	for in, want := range map[string]string{
 		"v1.0.0": "1.0.0", "1.0.0+build": "1.0.0", "1.0.0.0": "1.0.0", "01.0.0": "1.0.0", "1.0": "1.0.0",
 		"1.0.0?x#y": "1.0.0", `1.0.0";evil="`: "1.0.0", "1.2.3-rc_1": "1.2.3-rc1", "1.0.0-\u202e": "1.0.0",
-		"banana": "", "1.2.3": "1.2.3",
+		"banana": "", "1.2.3": "1.2.3", "00.92.0": "0.92.0", "1.00.3": "1.0.3", "0.000.7-rc.1": "0.0.7-rc.1",
 	} {
 		if got := version.Nearest(in); got != want {
 			t.Errorf("Nearest(%q) = %q, want %q", in, got, want)
