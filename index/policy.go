@@ -1,14 +1,15 @@
 package index
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
-	"encoding"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -90,6 +91,9 @@ type Encoded struct {
 	UpdatedAt  time.Time
 	Full       []byte // every field
 	Compact    []byte // the policy's compact form
+	// sums are the chunk digests (Digest) of "," + Compact, made by the first selected
+	// document that holds the entry between two others.
+	sums atomic.Pointer[[]byte]
 }
 
 // Partial is the top-level "partial" object of a document that does not hold every entry
@@ -201,9 +205,9 @@ type Doc struct {
 	Body   []byte
 	Mode   string
 	Listed int
-	// SHA256 is the digest of Body when fitting computed it already (a selected index.json,
-	// hashed from the state after its unchanged entries); zero otherwise.
-	SHA256 [sha256.Size]byte
+	// Digest is Digest(Body) when fitting computed it already (a selected index.json, from
+	// the cached chunk digests of its unchanged entries); zero otherwise.
+	Digest [sha256.Size]byte
 }
 
 // FitKandev fits the entries of set into one Kandev document under p; the shards (from
@@ -269,12 +273,12 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 	if budget < 0 {
 		return Doc{}, fmt.Errorf("%w: a %d-byte host cap does not hold even the document's header and partial object; raise --index-max-bytes", ErrNoFit, limit)
 	}
-	if sel != nil && sel.state != nil && slices.Equal(sel.ranked, chosen) { // the same entries as the last build: its bytes
+	if sel != nil && sel.region != nil && slices.Equal(sel.ranked, chosen) { // the same entries as the last build: its bytes
 		part.Listed = len(chosen)
 		if tail, err = partialTail(part); err != nil {
 			return Doc{}, err
 		}
-		return sel.doc(head, tail, len(chosen))
+		return sel.doc(head, tail, len(chosen)), nil
 	}
 	byRank := chosen
 	chosen = slices.Clone(chosen)
@@ -284,56 +288,77 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 		return Doc{}, err
 	}
 	if sel != nil {
-		if err := sel.set(byRank, chosen, len(head)+len(tail)); err != nil {
-			return Doc{}, err
-		}
-		return sel.doc(head, tail, len(chosen))
+		sel.set(byRank, chosen, len(head)+len(tail))
+		return sel.doc(head, tail, len(chosen)), nil
 	}
 	return Doc{Body: assemble(head, chosen, true, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
 }
 
 // selection remembers the entries a selected document chose (by rank), their joined
-// compact bytes, and the SHA-256 state after the bytes that come first, so that the next
-// build choosing the same entries copies them at once and hashes only what follows them.
-// Its documents put "plugins" first (JSON objects are unordered; hosts decode them):
+// compact bytes, and the chunk digests (Digest) of those bytes up to the last entry, so that
+// the next build choosing the same entries copies them at once, and one choosing others
+// hashes only the entries not chosen before. Its documents put "plugins" first (JSON
+// objects are unordered; hosts decode them):
 //
 //	{"plugins":[…],"schema_version":1,"generated_at":…,"source":…,"serial":…,"partial":{…}}
 type selection struct {
 	ranked []*Encoded
 	region []byte // `{"plugins":[` + the entries + `],`
-	state  []byte // sha256 state after region (encoding.BinaryMarshaler)
+	sums   []byte // chunk digests of region up to the last entry's segment (its "," included)
+	last   int    // where the last entry's segment starts in region
 	fresh  bool   // region's array has room the next document may fill in place
 }
 
 const pluginsFirst = `{"plugins":[`
 
-func (sel *selection) set(byRank, byID []*Encoded, room int) error {
+func (sel *selection) set(byRank, byID []*Encoded, room int) {
 	n := len(pluginsFirst) + 2
 	for _, e := range byID {
 		n += len(e.Compact) + 1
 	}
 	out := make([]byte, 0, n+room) // room: the first document's fields and tail, in place
 	out = append(out, pluginsFirst...)
+	var sums []byte
+	last, objects := 0, true
 	for i, e := range byID {
+		start := len(out)
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, e.Compact...)
+		objects = objects && len(e.Compact) > 1 && e.Compact[0] == '{' && e.Compact[len(e.Compact)-1] == '}'
+		switch {
+		case i == len(byID)-1: // hashed with what follows it, per document
+			last = start
+		case i == 0: // with the document's opening
+			sums = appendChunkSums(sums, out)
+		default:
+			sums = append(sums, e.segmentSums(out[start:])...)
+		}
 	}
+	if len(byID) == 1 || !objects { // the opening is in the last chunks; or no chunk ends between entries
+		sums, last = nil, 0
+	}
+	sel.last = last
 	out = append(out, "],"...)
-	h := sha256.New()
-	h.Write(out)
-	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("index: selection digest: %w", err)
+	sel.ranked, sel.region, sel.sums, sel.fresh = byRank, out, sums, true
+}
+
+// segmentSums are the chunk digests of seg, which is "," + e.Compact: the same wherever e
+// stands between two entries (a chunk ends before every "," that follows an entry), so
+// they are computed once per entry and kept.
+func (e *Encoded) segmentSums(seg []byte) []byte {
+	if s := e.sums.Load(); s != nil {
+		return *s
 	}
-	sel.ranked, sel.region, sel.state, sel.fresh = byRank, out, state, true
-	return nil
+	s := appendChunkSums(nil, seg)
+	e.sums.Store(&s)
+	return s
 }
 
 // doc is the selected document: region, then head's fields without its opening brace and
 // "plugins" key, then tail (the partial object, closing the document), with its digest.
-func (sel *selection) doc(head, tail []byte, listed int) (Doc, error) {
+func (sel *selection) doc(head, tail []byte, listed int) Doc {
 	fields := head[1 : len(head)-len(`,"plugins":[`)]
 	var body []byte
 	if sel.fresh && cap(sel.region)-len(sel.region) >= len(fields)+len(tail) {
@@ -346,14 +371,37 @@ func (sel *selection) doc(head, tail []byte, listed int) (Doc, error) {
 		body = append(append(append(body, sel.region...), fields...), tail...)
 	}
 	sel.fresh = false
-	h := sha256.New()
-	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(sel.state); err != nil {
-		return Doc{}, fmt.Errorf("index: selection digest: %w", err)
+	sums := appendChunkSums(slices.Clip(sel.sums), body[sel.last:])
+	return Doc{Body: body, Mode: ModeSelected, Listed: listed, Digest: sha256.Sum256(sums)}
+}
+
+// Digest is what a document's strong validator (ETag) is made of: the SHA-256 of the
+// SHA-256 digests of body's chunks, a chunk ending at every "}" that ",{" follows (between
+// two objects of an array: a document's entries). It is a function of the bytes alone, so a
+// body read back is checked by it, and a document differing from the last in a few entries
+// is digested by hashing only those entries' chunks (a selected index.json keeps the
+// others'). Two bodies with one Digest have the same chunks, so the same bytes.
+func Digest(body []byte) [sha256.Size]byte {
+	return sha256.Sum256(appendChunkSums(nil, body))
+}
+
+// appendChunkSums appends the SHA-256 of each of b's chunks (Digest) to sums.
+func appendChunkSums(sums, b []byte) []byte {
+	start := 0
+	for i := 1; i < len(b); {
+		j := bytes.Index(b[i:], []byte(",{"))
+		if j < 0 {
+			break
+		}
+		i += j
+		if b[i-1] == '}' {
+			h := sha256.Sum256(b[start:i])
+			sums, start = append(sums, h[:]...), i
+		}
+		i++
 	}
-	h.Write(body[len(sel.region):])
-	d := Doc{Body: body, Mode: ModeSelected, Listed: listed}
-	h.Sum(d.SHA256[:0])
-	return d, nil
+	h := sha256.Sum256(b[start:])
+	return append(sums, h[:]...)
 }
 
 // assemble joins a document: head, the entries' bytes separated by commas, then "]" and

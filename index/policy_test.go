@@ -371,8 +371,8 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 		t.Fatal("the same entries gave other bytes")
 	}
 	for _, d := range []index.Doc{first, again} {
-		if d.SHA256 != sha256.Sum256(d.Body) {
-			t.Error("a selected document's SHA256 is not the digest of its body")
+		if d.Digest != index.Digest(d.Body) {
+			t.Error("a selected document's Digest is not the digest of its body")
 		}
 		if probs := index.CheckKandev(d.Body); probs.HasErrors() {
 			t.Errorf("a selected document fails the host checks: %v", probs)
@@ -385,6 +385,16 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 	changed, _ := index.FitKandev(p, h, set, shards)
 	if !strings.Contains(string(changed.Body), `"description":"`+strings.Repeat("ü", 100)+`"`) {
 		t.Error("a change to a chosen entry did not reach index.json")
+	}
+	for i, pl := range []int{1, len(s.Plugins) / 2, len(s.Plugins) - 1} { // first, middle, last chosen or not
+		c := s.Plugins[pl]
+		c.Description = fmt.Sprintf(`a "},{" inside %d`, i) // a chunk boundary inside a string
+		e, _ := index.EncodePlugin(c, p)
+		set.Put(e)
+		d, err := index.FitKandev(p, h, set, shards)
+		if err != nil || d.Digest != index.Digest(d.Body) {
+			t.Errorf("after changing entry %d: Digest is not the digest of the body (%v)", pl, err)
+		}
 	}
 }
 
@@ -424,5 +434,34 @@ func TestShardsPackedAndListBounded(t *testing.T) {
 	}
 	if len(main.Partial.Shards) != 0 || main.Partial.ShardList != p.ShardURL(index.ShardListName) {
 		t.Errorf("partial names %d shards inline and shard_list %q: %d URLs take more than an eighth of the limit, want none inline and the list's URL", len(main.Partial.Shards), main.Partial.ShardList, ids)
+	}
+}
+
+// Digest hashes the digests of a body's chunks, a chunk ending at each "}" before ",{".
+func TestDigest(t *testing.T) {
+	sum := func(chunks ...string) [32]byte {
+		var b []byte
+		for _, c := range chunks {
+			h := sha256.Sum256([]byte(c))
+			b = append(b, h[:]...)
+		}
+		return sha256.Sum256(b)
+	}
+	tests := []struct {
+		body string
+		want [32]byte
+	}{
+		{"", sum("")},
+		{`{"a":1}`, sum(`{"a":1}`)},
+		{`},{`, sum(`}`, `,{`)},
+		{`[{"a":1},{"b":2},{}]`, sum(`[{"a":1}`, `,{"b":2}`, `,{}]`)},
+		{`[1,{"a":2}]`, sum(`[1,{"a":2}]`)},     // a "," not after "}"
+		{`{"a":"},{"}`, sum(`{"a":"}`, `,{"}`)}, // inside a string too: bytes only
+		{`[{},[{}]]`, sum(`[{},[{}]]`)},
+	}
+	for _, tt := range tests {
+		if got := index.Digest([]byte(tt.body)); got != tt.want {
+			t.Errorf("Digest(%q) = %x, want %x", tt.body, got, tt.want)
+		}
 	}
 }

@@ -27,7 +27,6 @@ type Document struct {
 	ETag         string
 	LastModified time.Time
 	lazy         *docLazy
-	sum          [sha256.Size]byte // of Body
 }
 
 // Documents are the index documents of one rebuild.
@@ -447,13 +446,13 @@ func parseStored(r *store.Release) (any, error) {
 
 // newDocument is a document of body; its gzip is made on first use (Gzip).
 func newDocument(body []byte, at time.Time) Document {
-	return newDocumentSum(body, at, sha256.Sum256(body))
+	return newDocumentDigest(body, at, index.Digest(body))
 }
 
-// newDocumentSum is newDocument when body's digest is known.
-func newDocumentSum(body []byte, at time.Time, sum [sha256.Size]byte) Document {
-	return Document{Body: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, LastModified: at.Truncate(time.Second),
-		lazy: &docLazy{}, sum: sum}
+// newDocumentDigest is newDocument when body's index.Digest is known: its ETag.
+func newDocumentDigest(body []byte, at time.Time, digest [sha256.Size]byte) Document {
+	return Document{Body: body, ETag: `"` + hex.EncodeToString(digest[:16]) + `"`, LastModified: at.Truncate(time.Second),
+		lazy: &docLazy{}}
 }
 
 // searchDoc is the search row of one item.

@@ -103,10 +103,10 @@ func (s *Service) documents(b *built, serial int64) (*Documents, error) {
 // newDoc is a document whose files go under the documents' folder as name-ETag.
 func (s *Service) newDoc(name string, fd index.Doc, at time.Time) Document {
 	var d Document
-	if fd.SHA256 == ([sha256.Size]byte{}) {
+	if fd.Digest == ([sha256.Size]byte{}) {
 		d = newDocument(fd.Body, at)
 	} else {
-		d = newDocumentSum(fd.Body, at, fd.SHA256)
+		d = newDocumentDigest(fd.Body, at, fd.Digest)
 	}
 	d.lazy.dir, d.lazy.name = s.docFileDir(), name
 	return d

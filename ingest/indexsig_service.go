@@ -57,10 +57,7 @@ func (s *Service) signDocuments(ctx context.Context, docs *Documents) error {
 	}
 	sigs := &IndexSignatures{signer: s.cfg.IndexSigner, ttl: ttl}
 	for name, d := range map[string]*Document{KandevDocument: &docs.Kandev, CurupiraDocument: &docs.Curupira} {
-		sum := d.sum // computed with the document
-		if sum == ([sha256.Size]byte{}) {
-			sum = sha256.Sum256(d.Body)
-		}
+		sum := sha256.Sum256(d.Body) // what a host verifies (the ETag is index.Digest)
 		sigs.stmts = append(sigs.stmts, IndexStatement{Document: name, SHA256: hex.EncodeToString(sum[:]),
 			Serial: docs.Serial, GeneratedAt: d.LastModified.UTC(), LogOrigin: cp.Origin, LogSize: cp.Size, LogRoot: cp.Hash})
 	}
