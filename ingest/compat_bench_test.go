@@ -99,3 +99,88 @@ func BenchmarkHostIndex(b *testing.B) {
 		})
 	}
 }
+
+// hostClassService is a service over n listed plugins with 30 distinct min_kandev_version
+// values (plugin i: 1.0.0 with api_version 1; 1.1.0 with api_version 2 needing 0.92.(i%30)),
+// so that linux-amd64 hosts fall in 32 classes: 0.91.0, 0.92.0 … 0.92.29 and 0.93.0.
+func hostClassService(b *testing.B, n int, cfg Config) *Service {
+	b.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	var yaml strings.Builder
+	yaml.WriteString("plugins:\n")
+	for i := range n {
+		id := fmt.Sprintf("p-%06d", i)
+		fmt.Fprintf(&yaml, "  - id: %s\n    repo: acme/%s\n", id, id)
+		for j, c := range []store.Card{{APIVersion: 1}, {APIVersion: 2, MinKandevVersion: fmt.Sprintf("0.92.%d", i%30)}} {
+			version := fmt.Sprintf("1.%d.0", j)
+			sha, err := st.Blobs.Put([]byte(id + "@" + version))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Kind, c.Name, c.Platforms = "plugin", id, []string{"darwin-arm64", "linux-amd64"}
+			c.Description = "a plugin of the host class benchmark, with a description of a usual length for a listing entry"
+			rel := &store.Release{PackageID: id, Version: version, Kind: "plugin", SHA256: sha, Size: 16, Manifest: []byte("id: " + id),
+				PublishedBy: "bench", Card: &c}
+			if _, err := st.InsertRelease(ctx, rel, store.AuditEntry{Actor: "bench", Action: "publish", Outcome: "ok"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	l, probs := index.ParseList([]byte(yaml.String()))
+	if l == nil || probs.HasErrors() {
+		b.Fatal(probs)
+	}
+	cfg.PublicURL, cfg.Plugin, cfg.Canvas = "https://r.example", verify.PluginLimits(), verify.CanvasLimits()
+	s := New(st, l, cfg, slog.New(slog.DiscardHandler))
+	b.Cleanup(s.Close)
+	if err := s.Rebuild(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// classHosts are 32 linux-amd64 hosts, one per class of hostClassService.
+func classHosts(b *testing.B) []Host {
+	hs := []Host{mustHost(b, "0.91.0", "linux-amd64"), mustHost(b, "0.93.0", "linux-amd64")}
+	for k := range 30 {
+		hs = append(hs, mustHost(b, fmt.Sprintf("0.92.%d", k), "linux-amd64"))
+	}
+	return hs
+}
+
+// BenchmarkHostClassesCycled asks for 32 host classes in turn, as a client cycling host
+// versions does, with the default cache bound: it reports the builds per request (1 is a
+// rebuild every time), the build time, and the bytes the cache holds.
+func BenchmarkHostClassesCycled(b *testing.B) {
+	for _, n := range []int{1000, 5000, 10000} {
+		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
+			s := hostClassService(b, n, Config{})
+			ctx := context.Background()
+			hs := classHosts(b)
+			var reqs int
+			buildsBefore, buildTime := hostBuildStats(s)
+			for b.Loop() {
+				for _, h := range hs {
+					if _, err := s.HostIndex(ctx, h); err != nil {
+						b.Fatal(err)
+					}
+					reqs++
+				}
+			}
+			builds, t := hostBuildStats(s)
+			builds -= buildsBefore
+			t -= buildTime
+			b.ReportMetric(float64(builds)/float64(reqs), "builds/req")
+			if builds > 0 {
+				b.ReportMetric(float64(t.Milliseconds())/float64(builds), "ms/build")
+			}
+			_, bytes := s.HostCacheStats()
+			b.ReportMetric(float64(bytes)/(1<<20), "cacheMiB")
+		})
+	}
+}

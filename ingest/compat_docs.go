@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/version"
@@ -42,6 +44,13 @@ type hostState struct {
 	// build serialises table refreshes and document builds: a flood of distinct hosts
 	// costs one build at a time, never one per request at once.
 	build sync.Mutex
+	// builds and buildNanos count the documents built and the time they took.
+	builds, buildNanos atomic.Int64
+}
+
+// hostBuildStats are the host-aware documents built so far and the time they took.
+func hostBuildStats(s *Service) (int64, time.Duration) {
+	return s.host.builds.Load(), time.Duration(s.host.buildNanos.Load())
 }
 
 // HostIndex returns the host-aware document for h, built on first request per class and
@@ -72,7 +81,10 @@ func (s *Service) HostIndex(ctx context.Context, h Host) (*HostDoc, error) {
 		return d, nil
 	}
 	key, canon := classOf(t, s.caps(), h)
+	start := time.Now()
 	d, err := s.buildHostDoc(ctx, docs, t, Host{Kandev: canon.String(), Version: canon, Platform: h.Platform})
+	s.host.builds.Add(1)
+	s.host.buildNanos.Add(int64(time.Since(start)))
 	if err != nil {
 		return nil, err
 	}
