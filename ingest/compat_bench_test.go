@@ -67,9 +67,10 @@ func BenchmarkHostIndex(b *testing.B) {
 		b.Run(fmt.Sprintf("build/plugins=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				s.host.mu.Lock()
-				s.host.lru.Init()
+				s.host.hot.Init()
+				s.host.cold.Init()
 				clear(s.host.byKey)
-				s.host.bytes = 0
+				s.host.hotBytes, s.host.coldBytes = 0, 0
 				s.host.mu.Unlock()
 				if _, err := s.HostIndex(ctx, h); err != nil {
 					b.Fatal(err)
@@ -163,21 +164,21 @@ func BenchmarkHostClassesCycled(b *testing.B) {
 			ctx := context.Background()
 			hs := classHosts(b)
 			var reqs int
-			buildsBefore, buildTime := hostBuildStats(s)
+			before := s.HostCacheInfo()
 			for b.Loop() {
 				for _, h := range hs {
-					if _, err := s.HostIndex(ctx, h); err != nil {
+					if _, err := s.HostIndexGzip(ctx, h); err != nil {
 						b.Fatal(err)
 					}
 					reqs++
 				}
 			}
-			builds, t := hostBuildStats(s)
-			builds -= buildsBefore
-			t -= buildTime
+			in := s.HostCacheInfo()
+			builds := in.Builds - before.Builds
 			b.ReportMetric(float64(builds)/float64(reqs), "builds/req")
+			b.ReportMetric(float64(in.Hits-before.Hits)/float64(reqs), "hits/req")
 			if builds > 0 {
-				b.ReportMetric(float64(t.Milliseconds())/float64(builds), "ms/build")
+				b.ReportMetric(float64((in.BuildTime-before.BuildTime).Microseconds())/1000/float64(builds), "ms/build")
 			}
 			_, bytes := s.HostCacheStats()
 			b.ReportMetric(float64(bytes)/(1<<20), "cacheMiB")

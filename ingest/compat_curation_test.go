@@ -240,7 +240,8 @@ func TestHostCacheIsBounded(t *testing.T) {
 		t.Error("two hosts of one class got different documents")
 	}
 
-	s.cfg.HostCacheBytes = first.size + 1 // room for one document
+	_, size := s.HostCacheStats()
+	s.cfg.HostCacheBytes = size + 1 // room for one document
 	for _, p := range []string{"linux-amd64", "darwin-arm64", "windows-amd64", "linux-arm64", "freebsd-amd64"} {
 		for _, v := range []string{"0.79.0", "0.84.0", "0.85.0", "0.92.0", "0.96.0"} {
 			if _, err := s.HostIndex(ctx, mustHost(t, v, p)); err != nil {

@@ -3,6 +3,7 @@ package ingest
 import (
 	"container/list"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/url"
 	"sync"
@@ -13,61 +14,127 @@ import (
 	"github.com/pluginyard/registry/version"
 )
 
-// DefaultHostCacheBytes bounds the host-aware documents kept built (their bodies and
-// shards), whatever versions and platforms hosts ask for.
+// DefaultHostCacheBytes bounds the host-aware documents kept built (their bodies, gzip
+// bytes and shards), whatever versions and platforms hosts ask for.
 const DefaultHostCacheBytes = 128 << 20
 
 // HostDoc is a host-aware index document (GET /kandev/{host_version}/{platform}/index.json)
 // with its shards, built for one class of hosts: those in the same capability row, between
 // the same thresholds, on the same platform.
 type HostDoc struct {
+	// Kandev is the document. Its gzip representation is always ready; its Body is nil
+	// only in a document from HostIndexGzip whose class is kept compressed.
 	Kandev Document
-	Shards map[string]Document // by shard name ("all.a.json", "tools.json")
-	Listed int                 // entries in Kandev
-	Total  int                 // entries installable on the host (Kandev plus shards)
+	Listed int // entries in Kandev
+	Total  int // entries installable on the host (Kandev plus shards)
 	// Canonical is the host version the document's URLs name: the lowest version of its
 	// class, so that every host of the class gets the same bytes.
 	Canonical string
-	key       string
-	size      int
+	class     *hostClass
 }
 
-// hostState is the Service's host-aware view: the release table and the built documents
-// of the documents generation in force. The zero value is ready.
+// hostState is the Service's host-aware view: the release table and the built classes of
+// the documents generation in force. The zero value is ready.
+//
+// The cache keeps the most recently used classes whole (hot: body and gzip bytes, at most a
+// quarter of the bound) and the others compressed only (their gzip bytes, which gzip
+// clients, every Kandev host among them, are served as they are; a client without gzip
+// gets the body decompressed, not rebuilt). A class costs a build once per generation while
+// the bound holds it, and a build re-encodes only entries it has not encoded before.
 type hostState struct {
 	mu    sync.Mutex // guards the fields below
 	gen   *Documents // the documents in force when table and cache were made
 	table *relTable
-	lru   *list.List // of *HostDoc, most recently used first
-	byKey map[string]*list.Element
-	bytes int
+	hot   *list.List // of *hostClass, most recently used first
+	cold  *list.List // of *hostClass kept compressed, most recently used first
+	byKey map[string]*hostClass
+	hotBytes, coldBytes int
+	limit               int // the bound the last put applied
 	// build serialises table refreshes and document builds: a flood of distinct hosts
-	// costs one build at a time, never one per request at once.
+	// costs one build at a time, never one per request at once. It guards encs and prev.
 	build sync.Mutex
-	// builds and buildNanos count the documents built and the time they took.
-	builds, buildNanos atomic.Int64
+	// encs are the encoded entries of the picked releases, by catalog item and release,
+	// of this generation; prev those of the previous one, taken over as builds use them.
+	encs, prev map[encKey]*index.Encoded
+	// builds and buildNanos count the documents built and the time they took; hits the
+	// requests answered from the cache.
+	builds, buildNanos, hits atomic.Int64
 }
 
-// hostBuildStats are the host-aware documents built so far and the time they took.
-func hostBuildStats(s *Service) (int64, time.Duration) {
-	return s.host.builds.Load(), time.Duration(s.host.buildNanos.Load())
+// encKey names an encoded entry: a catalog item (replaced whenever what its entry shows
+// changes) with one of its releases (an entry of the release table, likewise).
+type encKey struct {
+	it *Item
+	e  *relEntry
 }
 
-// HostIndex returns the host-aware document for h, built on first request per class and
-// documents generation; nil before the first rebuild.
+// hostClass is one built class: its document's bytes and what its shards are made from.
+type hostClass struct {
+	key       string
+	canonical string
+	listed    int
+	total     int
+	modified  time.Time
+	sum       [sha256.Size]byte // index.Digest of the body: its ETag
+	gz        []byte // the document, gzip-compressed
+	policy    index.Policy
+	header    index.Header
+	hs        *hostState
+	setMu     sync.Mutex // guards set (planning shards updates it)
+	set       *index.Set
+	shards    atomic.Pointer[hostShards] // nil once dropped (compressed): planned again on use
+	// guarded by hostState.mu:
+	doc  *HostDoc // the whole document; nil while kept compressed only
+	el   *list.Element
+	size int
+}
+
+// hostShards are a class's shard plans and the shard documents built from them.
+type hostShards struct {
+	plans *index.Shards
+	mu    sync.Mutex
+	docs  map[string]*Document
+}
+
+// HostIndex returns the host-aware document for h with its body, built on first request
+// per class and documents generation; nil before the first rebuild.
 func (s *Service) HostIndex(ctx context.Context, h Host) (*HostDoc, error) {
+	return s.hostIndex(ctx, h, false)
+}
+
+// HostIndexGzip is HostIndex for a client that accepts gzip: a class kept compressed
+// answers with its gzip bytes only (Kandev.Body nil), without decompressing.
+func (s *Service) HostIndexGzip(ctx context.Context, h Host) (*HostDoc, error) {
+	return s.hostIndex(ctx, h, true)
+}
+
+// HostCached reports whether h's class is built in the generation in force, whole or
+// compressed: then HostIndex and HostIndexGzip answer without a build.
+func (s *Service) HostCached(h Host) bool {
+	docs := s.docs.Load()
+	s.host.mu.Lock()
+	defer s.host.mu.Unlock()
+	if docs == nil || s.host.gen != docs || s.host.table == nil {
+		return false
+	}
+	key, _ := classOf(s.host.table, s.caps(), h)
+	_, ok := s.host.byKey[key]
+	return ok
+}
+
+func (s *Service) hostIndex(ctx context.Context, h Host, gz bool) (*HostDoc, error) {
 	docs := s.docs.Load()
 	if docs == nil {
 		return nil, nil
 	}
-	if d := s.host.cached(docs, s.caps(), h); d != nil {
+	if d := s.host.lookup(docs, s.caps(), h, gz); d != nil {
 		return d, nil
 	}
 	if !s.host.build.TryLock() {
 		// Another build is running (after a change, every class is rebuilt on demand): the
 		// previous generation's document of this class, when there is one, answers until it
 		// is done, as /index.json answers with the previous build during a rebuild.
-		if d := s.host.stale(s.caps(), h); d != nil {
+		if d := s.host.lookup(nil, s.caps(), h, gz); d != nil {
 			return d, nil
 		}
 		s.host.build.Lock()
@@ -77,20 +144,19 @@ func (s *Service) HostIndex(ctx context.Context, h Host) (*HostDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d := s.host.cached(docs, s.caps(), h); d != nil {
+	if d := s.host.lookup(docs, s.caps(), h, gz); d != nil {
 		return d, nil
 	}
 	key, canon := classOf(t, s.caps(), h)
 	start := time.Now()
-	d, err := s.buildHostDoc(ctx, docs, t, Host{Kandev: canon.String(), Version: canon, Platform: h.Platform})
+	cl, body, err := s.buildHostClass(ctx, docs, t, Host{Kandev: canon.String(), Version: canon, Platform: h.Platform})
 	s.host.builds.Add(1)
 	s.host.buildNanos.Add(int64(time.Since(start)))
 	if err != nil {
 		return nil, err
 	}
-	d.key = key
-	s.host.put(docs, d, s.hostCacheBytes())
-	return d, nil
+	cl.key, cl.hs = key, &s.host
+	return s.host.put(docs, cl, body, s.hostCacheBytes()), nil
 }
 
 // hostTable is the release table for the documents generation docs, refreshed (through
@@ -108,8 +174,9 @@ func (s *Service) hostTable(ctx context.Context, docs *Documents) (*relTable, er
 	}
 	s.host.mu.Lock()
 	s.host.gen, s.host.table = docs, t
-	s.host.lru, s.host.byKey, s.host.bytes = list.New(), map[string]*list.Element{}, 0
+	s.host.hot, s.host.cold, s.host.byKey, s.host.hotBytes, s.host.coldBytes = list.New(), list.New(), map[string]*hostClass{}, 0, 0
 	s.host.mu.Unlock()
+	s.host.prev, s.host.encs = s.host.encs, map[encKey]*index.Encoded{}
 	return t, nil
 }
 
@@ -129,68 +196,162 @@ func (s *Service) hostCacheBytes() int {
 	return DefaultHostCacheBytes
 }
 
-// cached returns the built document of h's class in generation docs, if any.
-func (hs *hostState) cached(docs *Documents, caps *HostCaps, h Host) *HostDoc {
+// lookup returns the built document of h's class in generation docs (nil: in whichever
+// generation the cache holds), if any; a class kept compressed is made whole again
+// (decompressed) unless gz says its gzip bytes will do.
+func (hs *hostState) lookup(docs *Documents, caps *HostCaps, h Host, gz bool) *HostDoc {
 	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if hs.gen != docs || hs.table == nil {
+	if (docs != nil && hs.gen != docs) || hs.table == nil {
+		hs.mu.Unlock()
 		return nil
 	}
 	key, _ := classOf(hs.table, caps, h)
-	el, ok := hs.byKey[key]
+	cl, ok := hs.byKey[key]
 	if !ok {
+		hs.mu.Unlock()
 		return nil
 	}
-	hs.lru.MoveToFront(el)
-	return el.Value.(*HostDoc)
+	hs.hits.Add(1)
+	if cl.doc != nil {
+		hs.hot.MoveToFront(cl.el)
+		hs.mu.Unlock()
+		return cl.doc
+	}
+	hs.cold.MoveToFront(cl.el)
+	hs.mu.Unlock()
+	if gz {
+		return cl.compressedDoc()
+	}
+	d, err := cl.wholeDoc()
+	if err != nil {
+		return nil // cannot happen for bytes we compressed; a rebuild answers instead
+	}
+	return hs.promote(cl, d)
 }
 
-// stale returns the built document of h's class in the generation the cache holds,
-// whichever it is.
-func (hs *hostState) stale(caps *HostCaps, h Host) *HostDoc {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if hs.table == nil {
-		return nil
-	}
-	key, _ := classOf(hs.table, caps, h)
-	if el, ok := hs.byKey[key]; ok {
-		return el.Value.(*HostDoc)
-	}
-	return nil
-}
-
-// put keeps d, evicting the least recently used documents over limit bytes (d itself is
-// kept even when alone over it: it is what this request serves).
-func (hs *hostState) put(docs *Documents, d *HostDoc, limit int) {
+// put keeps cl (whole) and returns its document; older classes are compressed, then
+// dropped, as the bound requires (cl itself is kept even when alone over it: it is what
+// this request serves).
+func (hs *hostState) put(docs *Documents, cl *hostClass, body []byte, limit int) *HostDoc {
+	d := cl.newDoc(body)
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.gen != docs {
-		return
+		return d
 	}
-	if el, ok := hs.byKey[d.key]; ok {
-		hs.bytes -= el.Value.(*HostDoc).size
-		hs.lru.Remove(el)
+	if old, ok := hs.byKey[cl.key]; ok {
+		hs.remove(old)
 	}
-	hs.byKey[d.key] = hs.lru.PushFront(d)
-	hs.bytes += d.size
-	for hs.bytes > limit && hs.lru.Len() > 1 {
-		old := hs.lru.Back()
-		od := old.Value.(*HostDoc)
-		hs.lru.Remove(old)
-		delete(hs.byKey, od.key)
-		hs.bytes -= od.size
+	cl.doc, cl.size = d, len(d.Kandev.Body)+len(cl.gz)+cl.shardBytes()
+	hs.byKey[cl.key], cl.el = cl, hs.hot.PushFront(cl)
+	hs.hotBytes += cl.size
+	hs.trim(limit)
+	return d
+}
+
+// promote makes cl whole again with d, unless another request did first.
+func (hs *hostState) promote(cl *hostClass, d *HostDoc) *HostDoc {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if cl.doc != nil {
+		return cl.doc
+	}
+	if hs.byKey[cl.key] != cl { // dropped meanwhile: serve it, keep nothing
+		return d
+	}
+	hs.cold.Remove(cl.el)
+	hs.coldBytes -= cl.size
+	cl.doc, cl.size = d, len(d.Kandev.Body)+len(cl.gz)+cl.shardBytes()
+	cl.el = hs.hot.PushFront(cl)
+	hs.hotBytes += cl.size
+	hs.trim(hs.limit)
+	return d
+}
+
+// trim compresses the least recently used whole classes while they take more than a
+// quarter of limit, then drops the least recently used compressed ones while everything
+// takes more than limit. hs.mu is held.
+func (hs *hostState) trim(limit int) {
+	hs.limit = limit
+	for {
+		switch {
+		case hs.hotBytes > limit/4 && hs.hot.Len() > 1:
+			hs.compress(hs.hot.Back().Value.(*hostClass))
+		case hs.hotBytes+hs.coldBytes > limit && hs.cold.Len() > 0:
+			hs.remove(hs.cold.Back().Value.(*hostClass))
+		default:
+			return
+		}
 	}
 }
 
-// HostCacheStats reports the built host-aware documents kept and their bytes.
+// compress keeps cl as its gzip bytes only: its body and shard documents are let go.
+func (hs *hostState) compress(cl *hostClass) {
+	hs.hot.Remove(cl.el)
+	hs.hotBytes -= cl.size
+	cl.doc = nil
+	cl.shards.Store(nil)
+	cl.size = len(cl.gz) + 8*cl.listed
+	cl.el = hs.cold.PushFront(cl)
+	hs.coldBytes += cl.size
+}
+
+func (hs *hostState) remove(cl *hostClass) {
+	if cl.doc != nil {
+		hs.hot.Remove(cl.el)
+		hs.hotBytes -= cl.size
+	} else {
+		hs.cold.Remove(cl.el)
+		hs.coldBytes -= cl.size
+	}
+	delete(hs.byKey, cl.key)
+}
+
+// charge counts n more bytes of cl (a shard document built) and trims.
+func (hs *hostState) charge(cl *hostClass, n int) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.byKey[cl.key] != cl {
+		return
+	}
+	cl.size += n
+	if cl.doc != nil {
+		hs.hotBytes += n
+	} else {
+		hs.coldBytes += n
+	}
+	hs.trim(hs.limit)
+}
+
+// HostCacheStats reports the built host-aware classes kept (whole or compressed) and their
+// bytes.
 func (s *Service) HostCacheStats() (docs, bytes int) {
 	s.host.mu.Lock()
 	defer s.host.mu.Unlock()
-	if s.host.lru == nil {
+	if s.host.hot == nil {
 		return 0, 0
 	}
-	return s.host.lru.Len(), s.host.bytes
+	return s.host.hot.Len() + s.host.cold.Len(), s.host.hotBytes + s.host.coldBytes
+}
+
+// HostCacheInfo is what the host-aware cache holds and has done.
+type HostCacheInfo struct {
+	Whole, Compressed           int   // classes kept whole and kept compressed only
+	WholeBytes, CompressedBytes int   // their bytes
+	Builds                      int64 // classes built since the start
+	BuildTime                   time.Duration
+	Hits                        int64 // requests answered from the cache
+}
+
+// HostCacheInfo reports the host-aware cache.
+func (s *Service) HostCacheInfo() HostCacheInfo {
+	s.host.mu.Lock()
+	defer s.host.mu.Unlock()
+	in := HostCacheInfo{Builds: s.host.builds.Load(), BuildTime: time.Duration(s.host.buildNanos.Load()), Hits: s.host.hits.Load()}
+	if s.host.hot != nil {
+		in.Whole, in.Compressed, in.WholeBytes, in.CompressedBytes = s.host.hot.Len(), s.host.cold.Len(), s.host.hotBytes, s.host.coldBytes
+	}
+	return in
 }
 
 // classOf is h's class key (capability row, place among the thresholds, platform) and
@@ -224,71 +385,4 @@ func successor(v version.V) version.V {
 // HostPath is the path of h's host-aware document.
 func HostPath(kandev, platform string) string {
 	return "/kandev/" + url.PathEscape(kandev) + "/" + url.PathEscape(platform) + "/index.json"
-}
-
-// buildHostDoc fits the entries installable on h (the newest installable release of
-// each listed plugin and canvas; none for a plugin without one) under the index policy.
-func (s *Service) buildHostDoc(ctx context.Context, docs *Documents, t *relTable, h Host) (*HostDoc, error) {
-	cat := s.Catalog()
-	caps := s.caps()
-	snap := index.Snapshot{Serial: docs.Serial, GeneratedAt: docs.Kandev.LastModified,
-		Source: index.Source{Name: s.cfg.SourceName, URL: s.cfg.PublicURL + HostPath(h.Kandev, h.Platform)}}
-	for _, it := range cat.Items {
-		if it.Kind == "extension" {
-			continue
-		}
-		e := pick(t.byID[it.ID], caps, h, s.BlobDamaged)
-		if e == nil {
-			continue // left out: the compatibility API says why
-		}
-		p, err := s.hostEntry(ctx, it, e)
-		if err != nil {
-			return nil, err
-		}
-		snap.Plugins = append(snap.Plugins, p)
-	}
-	pol := s.cfg.Policy
-	if pol.BaseURL == "" {
-		pol.BaseURL = s.cfg.PublicURL
-	}
-	pol.ShardPath = "/kandev/" + url.PathEscape(h.Kandev) + "/" + url.PathEscape(h.Platform) + "/index"
-	f, err := index.Fit(pol, snap)
-	if err != nil {
-		return nil, fmt.Errorf("ingest: host-aware index for Kandev %s on %s: %w", h.Kandev, h.Platform, err)
-	}
-	d := &HostDoc{Kandev: newDocument(f.Kandev, snap.GeneratedAt), Shards: map[string]Document{}, Listed: f.Listed,
-		Total: f.Total, Canonical: h.Kandev}
-	d.size = len(f.Kandev)
-	for _, sh := range f.Shards {
-		d.Shards[sh.Name] = newDocument(sh.Body, snap.GeneratedAt)
-		d.size += len(sh.Body)
-	}
-	d.size += d.size / 2 // the gzip representations, made on first use
-	return d, nil
-}
-
-// pick is the newest installable release among es (newest first), or nil.
-func pick(es []*relEntry, caps *HostCaps, h Host, damaged func(string) bool) *relEntry {
-	for _, e := range es {
-		if judge(e, caps, h, damaged).Installable {
-			return e
-		}
-	}
-	return nil
-}
-
-// hostEntry is the index entry of it with release e: the catalog's own entry when e is
-// the release the catalog lists, else one made from e's stored row and card.
-func (s *Service) hostEntry(ctx context.Context, it *Item, e *relEntry) (index.Plugin, error) {
-	if it.Latest == nil || it.Latest.ID != e.rel.ID {
-		c := *it
-		c.Latest, c.Card, c.Signature, c.IconURL = e.rel, nil, nil, ""
-		if err := s.fillItem(ctx, &c); err != nil {
-			return index.Plugin{}, err
-		}
-		it = &c
-	}
-	p := s.pluginEntry(it)
-	p.APIVersion, p.Platforms = e.card.APIVersion, nonNilStrings(e.card.Platforms)
-	return p, nil
 }

@@ -45,19 +45,40 @@ func (s *Server) handleHostShard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sh, ok := d.Shards[c.Param("shard")]
+	name := c.Param("shard")
+	if !d.ShardBuilt(name) {
+		if err := s.chargeHostBuild(c); err != nil {
+			return err
+		}
+	}
+	sh, ok, err := d.Shard(name)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return errf(http.StatusNotFound, "no such shard of this host-aware index; its partial object names the shards")
 	}
-	return s.serveDocument(c, func(*ingest.Documents) *ingest.Document { return &sh })
+	return s.serveDocument(c, func(*ingest.Documents) *ingest.Document { return sh })
 }
 
+// hostDoc is the host-aware document of the path's host. A client that takes gzip (every
+// Kandev host) is served a class kept compressed as it is; a class not built yet is
+// charged to the client's host-build budget first.
 func (s *Server) hostDoc(c echo.Context) (*ingest.HostDoc, error) {
 	h, err := hostOfPath(c)
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.svc.HostIndex(c.Request().Context(), h)
+	if s.svc.Documents() != nil && !s.svc.HostCached(h) {
+		if err := s.chargeHostBuild(c); err != nil {
+			return nil, err
+		}
+	}
+	get := s.svc.HostIndex
+	if acceptsGzip(c.Request().Header) {
+		get = s.svc.HostIndexGzip
+	}
+	d, err := get(c.Request().Context(), h)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +86,19 @@ func (s *Server) hostDoc(c echo.Context) (*ingest.HostDoc, error) {
 		return nil, errf(http.StatusServiceUnavailable, "the index is being built; retry shortly")
 	}
 	return d, nil
+}
+
+// chargeHostBuild spends one of the client's host-aware builds (RateLimits.HostBuild):
+// once they are spent, 429 with Retry-After, while built classes go on answering.
+func (s *Server) chargeHostBuild(c echo.Context) error {
+	l := s.limits.hostBuild
+	if l == nil {
+		return nil
+	}
+	if d := l.take(s.now(), s.limits.clientIP(c)); d > 0 {
+		return s.tooMany(c, classHostBuild, d, "too many host-aware documents built for this client (a host version of a class not built yet costs a build; built ones answer at once)")
+	}
+	return nil
 }
 
 // handleCompatibility is GET /api/v1/plugins/{id}/compatibility?kandev=X&platform=Y: per

@@ -39,6 +39,10 @@ type RateLimits struct {
 	// Search bounds GET /api/v1/plugins and the home page with a q, per IP and, when a
 	// bearer token is sent, also per token. Default 600.
 	Search int
+	// HostBuild bounds, per IP, the host-aware requests (/kandev/{host_version}/{platform}/…)
+	// whose class is not built yet: each costs a build, while a built class answers without
+	// spending. Default 30.
+	HostBuild int
 	// TrustForwarded keys clients by X-Forwarded-For when the connection comes from a
 	// loopback or private address (a reverse proxy in front of the registry); otherwise
 	// by the connection's address, which a client cannot forge.
@@ -53,6 +57,9 @@ const (
 	DefaultRateAuth    = 30
 	DefaultRatePublish = 60
 	DefaultRateSearch  = 600
+	// DefaultRateHostBuild is a host-aware build per two seconds per client, with a burst
+	// of 30: a host asks for one class, a mirror for a few.
+	DefaultRateHostBuild = 30
 )
 
 // rate classes, also the label of registry_rate_limited_total and, after "rate.", the
@@ -62,11 +69,14 @@ const (
 	classFailed  = "auth_failures"
 	classPublish = "publish"
 	classSearch  = "search"
+	// classHostBuild is charged by the host-aware handlers themselves (a build, not a route).
+	classHostBuild = "host_build"
 )
 
 // rateLimiters holds one limiter per class; nil means the class is off.
 type rateLimiters struct {
 	auth, failed, publish, search *limiter
+	hostBuild                     *limiter
 	forwarded                     echo.IPExtractor // nil: the connection's address
 }
 
@@ -77,10 +87,11 @@ func newRateLimiters(cfg RateLimits) *rateLimiters {
 	}
 	auth := perMinute(cfg.Auth, DefaultRateAuth)
 	rl := &rateLimiters{
-		auth:    newLimiter(auth, maxKeys),
-		failed:  newLimiter(auth, maxKeys),
-		publish: newLimiter(perMinute(cfg.Publish, DefaultRatePublish), maxKeys),
-		search:  newLimiter(perMinute(cfg.Search, DefaultRateSearch), maxKeys),
+		auth:      newLimiter(auth, maxKeys),
+		failed:    newLimiter(auth, maxKeys),
+		publish:   newLimiter(perMinute(cfg.Publish, DefaultRatePublish), maxKeys),
+		search:    newLimiter(perMinute(cfg.Search, DefaultRateSearch), maxKeys),
+		hostBuild: newLimiter(perMinute(cfg.HostBuild, DefaultRateHostBuild), maxKeys),
 	}
 	if cfg.TrustForwarded {
 		rl.forwarded = echo.ExtractIPFromXFFHeader() // trusts loopback, link-local and private proxies
