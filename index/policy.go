@@ -217,23 +217,36 @@ func FitKandev(p Policy, h Header, set *Set, shards *Shards) (Doc, error) {
 	if set.sel == nil {
 		set.sel = &selection{}
 	}
-	return fitDoc(p, kandevHead(h), set.ByID(), set.ByRank, set.Len(), ids, cats, set.sel)
+	return fitDoc(p, kandevHead(h), set.ByID(), set.sizes(), set.ByRank, set.Len(), ids, cats, set.sel)
 }
 
 // FitCurupira fits the extensions of set into one Curupira document under p. Extensions
 // have no shards: a partial Curupira document names none.
 func FitCurupira(p Policy, h Header, set *Set) (Doc, error) {
-	return fitDoc(p, curupiraHead(h), set.ByID(), set.ByRank, set.Len(), []string{}, nil, nil)
+	return fitDoc(p, curupiraHead(h), set.ByID(), set.sizes(), set.ByRank, set.Len(), []string{}, nil, nil)
 }
 
-// fitDoc applies the policy to entries (sorted by id; ranked returns them by rank).
-func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded, total int, shards, cats []string, sel *selection) (Doc, error) {
-	limit := p.limit()
-	size := len(head) + len(`]}`)
-	for i, e := range entries {
-		size += len(e.Full) + min(i, 1)
+// sizes are the bytes of a set's entries joined by commas, in full and compact form.
+type sizes struct{ full, compact int }
+
+func (s *Set) sizes() sizes {
+	n := max(len(s.byID)-1, 0)
+	return sizes{full: s.full + n, compact: s.compact + n}
+}
+
+func sizesOf(entries []*Encoded) sizes {
+	z := sizes{full: max(len(entries)-1, 0), compact: max(len(entries)-1, 0)}
+	for _, e := range entries {
+		z.full, z.compact = z.full+len(e.Full), z.compact+len(e.Compact)
 	}
-	if size <= limit {
+	return z
+}
+
+// fitDoc applies the policy to entries (sorted by id, their joined sizes z; ranked returns
+// them by rank).
+func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []*Encoded, total int, shards, cats []string, sel *selection) (Doc, error) {
+	limit := p.limit()
+	if len(head)+len(`]}`)+z.full <= limit {
 		return Doc{Body: assemble(head, entries, false, nil), Mode: ModeFull, Listed: len(entries)}, nil
 	}
 	part := Partial{Total: total, Listed: total, Policy: ModeCompact, Order: p.order(), DescriptionMax: p.descriptionMax(),
@@ -245,11 +258,7 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, ranked func() []*Encoded,
 	if err != nil {
 		return Doc{}, err
 	}
-	size = len(head) + len(tail)
-	for i, e := range entries {
-		size += len(e.Compact) + min(i, 1)
-	}
-	if size <= limit {
+	if len(head)+len(tail)+z.compact <= limit {
 		return Doc{Body: assemble(head, entries, true, tail), Mode: ModeCompact, Listed: len(entries)}, nil
 	}
 	part.Policy = ModeSelected
@@ -371,8 +380,12 @@ func (sel *selection) doc(head, tail []byte, listed int) Doc {
 		body = append(append(append(body, sel.region...), fields...), tail...)
 	}
 	sel.fresh = false
-	sums := appendChunkSums(slices.Clip(sel.sums), body[sel.last:])
-	return Doc{Body: body, Mode: ModeSelected, Listed: listed, Digest: sha256.Sum256(sums)}
+	h := sha256.New()
+	h.Write(sel.sums)
+	h.Write(appendChunkSums(nil, body[sel.last:]))
+	d := Doc{Body: body, Mode: ModeSelected, Listed: listed}
+	h.Sum(d.Digest[:0])
+	return d
 }
 
 // Digest is what a document's strong validator (ETag) is made of: the SHA-256 of the

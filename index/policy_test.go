@@ -347,6 +347,15 @@ func TestPlanShardsIncrementalMatchesFresh(t *testing.T) {
 			t.Errorf("shard %s (kept %s) differs from a fresh plan (errors %v %v)", w.Name, got.Name, err1, err2)
 		}
 	}
+	for _, limit := range []int{1 << 30, 200 << 10, 64 << 10} { // full, compact, selected: sizes kept by Put and Remove
+		q := p
+		q.Limit = limit
+		kept, err1 := index.FitKandev(q, h, set, prev)
+		anew, err2 := index.FitKandev(q, h, fresh, want)
+		if err1 != nil || err2 != nil || kept.Mode != anew.Mode || string(kept.Body) != string(anew.Body) {
+			t.Errorf("limit %d: index.json after changes is %s, a fresh set's %s (errors %v %v)", limit, kept.Mode, anew.Mode, err1, err2)
+		}
+	}
 }
 
 // A selected index.json built again after a change holds the change: the bytes of the

@@ -23,6 +23,11 @@ type Set struct {
 	dirty map[string]bool
 	sel   *selection // the last selected index.json's entries (FitKandev)
 	lens  []int      // len(Full) of byID's entries, in order: shard sizes without reading each entry
+	// cum are the running sums of lens plus a comma each (cum[i]: before entry i), valid up
+	// to cum[cumOK]; full and compact are the total lengths of the entries' two forms.
+	cum           []int
+	cumOK         int
+	full, compact int
 }
 
 type catList struct {
@@ -37,7 +42,9 @@ func NewSet(order string, entries []*Encoded) (*Set, error) {
 	s.lens = make([]int, len(s.byID))
 	for i, e := range s.byID {
 		s.lens[i] = len(e.Full)
+		s.full, s.compact = s.full+len(e.Full), s.compact+len(e.Compact)
 	}
+	s.cum = make([]int, len(s.byID)+1)
 	for i := 1; i < len(s.byID); i++ {
 		if s.byID[i].ID == s.byID[i-1].ID {
 			return nil, fmt.Errorf("id %q appears twice", s.byID[i].ID)
@@ -82,10 +89,14 @@ func (s *Set) Put(e *Encoded) *Encoded {
 	if ok {
 		old = s.byID[i]
 		s.byID[i], s.lens[i] = e, len(e.Full)
+		s.full, s.compact = s.full-len(old.Full), s.compact-len(old.Compact)
 	} else {
 		s.byID = slices.Insert(s.byID, i, e)
 		s.lens = slices.Insert(s.lens, i, len(e.Full))
+		s.cum = append(s.cum, 0)
 	}
+	s.full, s.compact = s.full+len(e.Full), s.compact+len(e.Compact)
+	s.cumOK = min(s.cumOK, i)
 	if s.ranked {
 		if old != nil {
 			s.removeRanked(old)
@@ -167,6 +178,15 @@ func (s *Set) categories() map[string]*catList {
 	return s.cats
 }
 
+// runningSums brings cum up to date from the first entry changed since it was last.
+func (s *Set) runningSums() []int {
+	for i := s.cumOK; i < len(s.lens); i++ {
+		s.cum[i+1] = s.cum[i] + s.lens[i] + 1
+	}
+	s.cumOK = len(s.lens)
+	return s.cum
+}
+
 // Remove drops the entry with id and returns it (nil if none).
 func (s *Set) Remove(id string) *Encoded {
 	i, ok := s.find(id)
@@ -176,6 +196,9 @@ func (s *Set) Remove(id string) *Encoded {
 	old := s.byID[i]
 	s.byID = slices.Delete(s.byID, i, i+1)
 	s.lens = slices.Delete(s.lens, i, i+1)
+	s.cum = s.cum[:len(s.cum)-1]
+	s.cumOK = min(s.cumOK, i)
+	s.full, s.compact = s.full-len(old.Full), s.compact-len(old.Compact)
 	if s.ranked {
 		s.removeRanked(old)
 	}
@@ -247,10 +270,10 @@ func (sp *ShardPlan) Doc() (Doc, error) {
 	sp.once.Do(func() {
 		head := kandevHead(sp.header)
 		if sp.category == "" { // id shards: full if it fits, else compact (a single entry)
-			sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, func() []*Encoded { return sp.entries }, len(sp.entries), sp.idURLs, nil, nil)
+			sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, sizesOf(sp.entries), func() []*Encoded { return sp.entries }, len(sp.entries), sp.idURLs, nil, nil)
 			return
 		}
-		sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, func() []*Encoded { return sp.ranked }, len(sp.entries), sp.idURLs, nil, nil)
+		sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, sizesOf(sp.entries), func() []*Encoded { return sp.ranked }, len(sp.entries), sp.idURLs, nil, nil)
 	})
 	return sp.doc, sp.err
 }
@@ -297,10 +320,7 @@ func (s *Shards) URLs() (ids, categories []string) {
 func PlanShards(p Policy, h Header, set *Set, prev *Shards) (*Shards, error) {
 	out := &Shards{byKey: map[string]*ShardPlan{}}
 	var ids []*ShardPlan
-	sp := splitter{p: p, h: h, entries: set.ByID(), cum: make([]int, set.Len()+1), head: len(kandevHead(h)) + len(`]}`), prev: prev}
-	for i, n := range set.lens {
-		sp.cum[i+1] = sp.cum[i] + n + 1
-	}
+	sp := splitter{p: p, h: h, entries: set.ByID(), cum: set.runningSums(), head: len(kandevHead(h)) + len(`]}`), prev: prev}
 	if err := sp.split(0, set.Len(), "", false, &ids); err != nil {
 		return nil, err
 	}
