@@ -263,6 +263,7 @@ func (s *Service) install(ctx context.Context, b *built, cat *Catalog, docs *Doc
 	}
 	s.built = b
 	s.list.Store(b.list)
+	cat.views.basis.Store(viewsBasis(s.catalog.Load()))
 	s.catalog.Store(cat)
 	s.docs.Store(docs)
 	if s.refusedList == nil { // a refused reload stays reported until a list is in force

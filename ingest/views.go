@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Listing sorts: what Views.List accepts (SortRelevance without a text query is by name,
@@ -39,43 +40,42 @@ type viewKey struct{ kind, category string }
 // viewOrders are one filter's items in each order.
 type viewOrders struct{ name, downloads, recent []*Item }
 
-// viewsOnce memoizes a catalog's Views: a catalog never changes once built.
+// viewsOnce memoizes a catalog's Views: a catalog never changes once built. basis is
+// the catalog in force before it whose views were computed, if any: usually the same items
+// but a few, so this catalog's views derive from its views. It is dropped once used, so a
+// catalog holds at most one older catalog and only until its own views are computed.
 type viewsOnce struct {
-	once sync.Once
-	v    *Views
+	once  sync.Once
+	v     *Views
+	ready atomic.Bool // v is computed
+	basis atomic.Pointer[Catalog]
 }
 
-// Views returns the catalog's listings and aggregates, computing them on first use.
+// Views returns the catalog's listings and aggregates, computing them on first use:
+// derived from its basis's when few items differ (an incremental publish changes one),
+// else built.
 func (c *Catalog) Views() *Views {
-	c.views.once.Do(func() { c.views.v = viewsFor(c.Items) })
+	c.views.once.Do(func() {
+		var v *Views
+		if b := c.views.basis.Swap(nil); b != nil {
+			v = deriveViews(b.Items, b.views.v, c.Items)
+		}
+		if v == nil {
+			v = buildViews(c.Items)
+		}
+		c.views.v = v
+		c.views.ready.Store(true)
+	})
 	return c.views.v
 }
 
-// lastViews are the views computed last and the items they were computed from: the next
-// catalog, usually the same items but a few, derives its views from them.
-var lastViews struct {
-	sync.Mutex
-	items []*Item
-	v     *Views
-}
-
-// viewsFor derives the views of items from the last ones computed when few items differ
-// (an incremental publish changes one), else builds them.
-func viewsFor(items []*Item) *Views {
-	lastViews.Lock()
-	prevItems, prev := lastViews.items, lastViews.v
-	lastViews.Unlock()
-	var v *Views
-	if prev != nil {
-		v = deriveViews(prevItems, prev, items)
+// viewsBasis is what a catalog following prev derives its views from: prev when its views
+// are computed, else prev's own basis (whose are), else nil.
+func viewsBasis(prev *Catalog) *Catalog {
+	if prev == nil || prev.views.ready.Load() {
+		return prev
 	}
-	if v == nil {
-		v = buildViews(items)
-	}
-	lastViews.Lock()
-	lastViews.items, lastViews.v = items, v
-	lastViews.Unlock()
-	return v
+	return prev.views.basis.Load()
 }
 
 // List returns items limit..offset+limit of the packages of kind ("" = every kind) in

@@ -115,3 +115,60 @@ func TestDeriveViewsRefusesLargeChanges(t *testing.T) {
 		t.Error("every item replaced, and the views were derived")
 	}
 }
+
+// A catalog's views derive from its basis, the catalog in force before it whose views were
+// computed; a catalog whose views nobody asked for passes its own basis on, so a catalog
+// holds at most one older one, and none once its views are computed.
+func TestCatalogViewsBasis(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var items []*Item
+	for i := range 200 {
+		items = append(items, deriveItem(r, fmt.Sprintf("p%03d", i)))
+	}
+	c1 := &Catalog{Items: items}
+	v1 := c1.Views()
+	next := slices.Clone(items)
+	next[7] = deriveItem(r, next[7].ID)
+	c2 := &Catalog{Items: next} // never asked for its views
+	c2.views.basis.Store(viewsBasis(c1))
+	last := slices.Clone(next)
+	last[9] = deriveItem(r, last[9].ID)
+	c3 := &Catalog{Items: last}
+	c3.views.basis.Store(viewsBasis(c2))
+	if got := c3.views.basis.Load(); got != c1 {
+		t.Fatalf("the basis after a catalog without views is %p, want the one before it (%p)", got, c1)
+	}
+	v3 := c3.Views()
+	if diff := cmp.Diff(viewsDump(buildViews(last)), viewsDump(v3)); diff != "" {
+		t.Errorf("derived views differ from built ones (-built +derived):\n%s", diff)
+	}
+	if c3.views.basis.Load() != nil {
+		t.Error("a catalog keeps its basis after its views were computed")
+	}
+	shared := false
+	for k, o := range v3.lists {
+		shared = shared || v1.lists[k] == o
+	}
+	if !shared {
+		t.Error("no list is shared with the basis's views: they were built, not derived")
+	}
+	if viewsBasis(c3) != c3 {
+		t.Error("a catalog whose views are computed is not the next one's basis")
+	}
+}
+
+// A publish installs a catalog whose views derive from the catalog in force before it.
+func TestPublishCatalogViewsBasis(t *testing.T) {
+	s := newPublishService(t, publishList(), Config{})
+	publishOK(t, s, "acme-hello", "1.0.0", "first")
+	before := s.Catalog()
+	before.Views()
+	publishOK(t, s, "acme-hello", "1.1.0", "second")
+	after := s.Catalog()
+	if after == before || after.views.basis.Load() != before {
+		t.Fatalf("the catalog after a publish has basis %p, want the one before (%p)", after.views.basis.Load(), before)
+	}
+	if diff := cmp.Diff(viewsDump(buildViews(after.Items)), viewsDump(after.Views())); diff != "" {
+		t.Errorf("views after a publish (-built +derived):\n%s", diff)
+	}
+}
