@@ -373,3 +373,60 @@ func TestHostIndexServesThePreviousDocumentDuringABuild(t *testing.T) {
 		t.Errorf("after the build: %v, want the curation applied", picks(t, after.Kandev.Body))
 	}
 }
+
+// TestHostClassesCycledBeyondTheWholeCache: a client cycling more classes than the cache
+// holds whole costs one build per class and generation, never one per request: the
+// classes past a quarter of the bound are kept compressed; gzip clients get those bytes
+// as they are, and a client without gzip gets the same document decompressed.
+func TestHostClassesCycledBeyondTheWholeCache(t *testing.T) {
+	var hosts []Host
+	for _, p := range []string{"linux-amd64", "darwin-arm64"} {
+		for _, v := range []string{"0.79.0", "0.84.0", "0.85.0", "0.90.0", "0.91.1", "0.92.0", "0.94.0", "0.95.0", "0.96.0"} {
+			hosts = append(hosts, mustHost(t, v, p))
+		}
+	}
+	ctx := context.Background()
+	probe := newCompatService(t, compatReleases)
+	whole := map[string][]byte{} // each host's document, built with room for all
+	for _, h := range hosts {
+		d, err := probe.HostIndex(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole[h.Kandev+"/"+h.Platform] = d.Kandev.Body
+	}
+	classes, bytesAll := probe.HostCacheStats()
+	if classes < 10 {
+		t.Fatalf("%d classes: the test needs more", classes)
+	}
+	limit := 10 * bytesAll / classes // about ten whole documents for twice as many classes
+	s := newCompatServiceWith(t, compatReleases, Config{HostCacheBytes: limit})
+	for round := range 3 {
+		for _, h := range hosts {
+			d, err := s.HostIndexGzip(ctx, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := gunzip(t, d.Kandev.Gzip()); !bytes.Equal(got, whole[h.Kandev+"/"+h.Platform]) {
+				t.Fatalf("round %d, %s on %s: the gzip bytes are not the document", round, h.Kandev, h.Platform)
+			}
+		}
+		in := s.HostCacheInfo()
+		if in.Builds != int64(classes) {
+			t.Errorf("round %d: %d builds for %d classes, want one per class", round, in.Builds, classes)
+		}
+		if in.Compressed == 0 || in.Whole+in.Compressed != classes {
+			t.Errorf("round %d: %d whole and %d compressed classes, want all %d kept, some compressed", round, in.Whole, in.Compressed, classes)
+		}
+		if in.Whole > 1 && in.WholeBytes > limit/4 {
+			t.Errorf("round %d: %d whole classes take %d bytes, over a quarter of %d", round, in.Whole, in.WholeBytes, limit)
+		}
+	}
+	plain, err := s.HostIndex(ctx, hosts[0]) // compressed by now: made whole, not rebuilt
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(plain.Kandev.Body, whole[hosts[0].Kandev+"/"+hosts[0].Platform]) || s.HostCacheInfo().Builds != int64(classes) {
+		t.Errorf("a client without gzip: %d bytes after %d builds, want the document without a build", len(plain.Kandev.Body), s.HostCacheInfo().Builds)
+	}
+}

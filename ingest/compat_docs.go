@@ -42,12 +42,12 @@ type HostDoc struct {
 // gets the body decompressed, not rebuilt). A class costs a build once per generation while
 // the bound holds it, and a build re-encodes only entries it has not encoded before.
 type hostState struct {
-	mu    sync.Mutex // guards the fields below
-	gen   *Documents // the documents in force when table and cache were made
-	table *relTable
-	hot   *list.List // of *hostClass, most recently used first
-	cold  *list.List // of *hostClass kept compressed, most recently used first
-	byKey map[string]*hostClass
+	mu                  sync.Mutex // guards the fields below
+	gen                 *Documents // the documents in force when table and cache were made
+	table               *relTable
+	hot                 *list.List // of *hostClass, most recently used first
+	cold                *list.List // of *hostClass kept compressed, most recently used first
+	byKey               map[string]*hostClass
 	hotBytes, coldBytes int
 	limit               int // the bound the last put applied
 	// build serialises table refreshes and document builds: a flood of distinct hosts
@@ -76,7 +76,7 @@ type hostClass struct {
 	total     int
 	modified  time.Time
 	sum       [sha256.Size]byte // index.Digest of the body: its ETag
-	gz        []byte // the document, gzip-compressed
+	gz        []byte            // the document, gzip-compressed
 	policy    index.Policy
 	header    index.Header
 	hs        *hostState

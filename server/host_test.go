@@ -12,6 +12,7 @@ import (
 
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/pack"
+	"github.com/pluginyard/registry/server"
 )
 
 // hostPkg is a managed plugin of api_version api for linux-amd64, needing min (when set).
@@ -245,6 +246,45 @@ func TestHostIndexShardsAreServed(t *testing.T) {
 		}
 		if sr := e.get(path, "Accept-Encoding", "identity"); sr.Status != http.StatusOK || len(sr.Body) > 1200 || !bytes.Contains(sr.Body, []byte(`"schema_version":1`)) {
 			t.Errorf("GET %s: %d, %d bytes", path, sr.Status, len(sr.Body))
+		}
+	}
+}
+
+// TestHostBuildsAreChargedToTheClient: a host-aware request whose class is not built yet
+// spends one of the client's builds; once they are spent it gets 429 with Retry-After and
+// rule rate.host_build, while classes already built go on answering it, and other
+// clients keep their own budget.
+func TestHostBuildsAreChargedToTheClient(t *testing.T) {
+	const ip1, ip2 = "203.0.113.1", "203.0.113.2"
+	e := newEnvWith(t, server.Config{RateLimits: server.RateLimits{HostBuild: 2, TrustForwarded: true}}, nil, true)
+	for _, p := range []struct {
+		id, version string
+		api         int
+		min         string
+	}{{"acme-hello", "1.0.0", 1, ""}, {"acme-hello", "2.0.0", 2, "0.92.0"}} {
+		if r := e.publish(adminToken, p.id+"-"+p.version+".tar.gz", hostPkg(t, p.id, p.version, p.api, p.min)); r.Status != http.StatusCreated {
+			t.Fatalf("publish %s@%s: %d %s", p.id, p.version, r.Status, r.Body)
+		}
+	}
+	calls := []call{
+		{http.MethodGet, "/kandev/0.91.0/linux-amd64/index.json", "", ip1, 200}, // a build
+		{http.MethodGet, "/kandev/0.92.0/linux-amd64/index.json", "", ip1, 200}, // a build: the budget is spent
+		{http.MethodGet, "/kandev/0.95.0/linux-amd64/index.json", "", ip1, 429}, // a third class
+		{http.MethodGet, "/kandev/0.91.7/linux-amd64/index.json", "", ip1, 200}, // 0.91.0's class: built, free
+		{http.MethodGet, "/kandev/0.92.0/linux-amd64/index.json", "", ip1, 200},
+		{http.MethodGet, "/kandev/0.95.0/linux-amd64/index.json", "", ip2, 200}, // another client's budget
+		{http.MethodGet, "/kandev/0.96.0/linux-amd64/index.json", "", ip1, 200}, // built by ip2 meanwhile: free
+	}
+	for i, c := range calls {
+		r := e.call(c)
+		if r.Status != c.want {
+			t.Fatalf("call %d %s (ip %s): status %d, want %d: %s", i, c.path, c.ip, r.Status, c.want, r.Body)
+		}
+		if c.want == http.StatusTooManyRequests {
+			checkTooMany(t, r)
+			if !hasRule(t, r, "rate.host_build") {
+				t.Errorf("call %d: 429 without rule rate.host_build: %s", i, r.Body)
+			}
 		}
 	}
 }
