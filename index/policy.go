@@ -327,7 +327,7 @@ func (sel *selection) set(byRank, byID []*Encoded, room int) {
 	}
 	out := make([]byte, 0, n+room) // room: the first document's fields and tail, in place
 	out = append(out, pluginsFirst...)
-	var sums []byte
+	sums := make([]byte, 0, sha256.Size*len(byID)) // one chunk per entry at least
 	last, objects := 0, true
 	for i, e := range byID {
 		start := len(out)
