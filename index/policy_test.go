@@ -327,6 +327,7 @@ func TestPlanShardsIncrementalMatchesFresh(t *testing.T) {
 		if prev, err = index.PlanShards(p, h, set, prev); err != nil {
 			t.Fatal(err)
 		}
+		fitsLikeFresh(t, step, p, h, set, prev)
 	}
 	fresh, err := index.NewSet(index.OrderDownloads, set.ByID())
 	if err != nil {
@@ -347,13 +348,40 @@ func TestPlanShardsIncrementalMatchesFresh(t *testing.T) {
 			t.Errorf("shard %s (kept %s) differs from a fresh plan (errors %v %v)", w.Name, got.Name, err1, err2)
 		}
 	}
-	for _, limit := range []int{1 << 30, 200 << 10, 64 << 10} { // full, compact, selected: sizes kept by Put and Remove
-		q := p
+}
+
+// fitsLikeFresh fails unless set, changed by Put and Remove, fits and shards as a Set made
+// anew from its entries does, at the limits where the mode turns: the sizes and running
+// sums a Set keeps are those of its entries.
+func fitsLikeFresh(t *testing.T, step int, p index.Policy, h index.Header, set *index.Set, plans *index.Shards) {
+	t.Helper()
+	fresh, err := index.NewSet(index.OrderDownloads, set.ByID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := index.PlanShards(p, h, fresh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Plans) != len(plans.Plans) {
+		t.Fatalf("step %d: %d shards kept, %d planned fresh", step, len(plans.Plans), len(want.Plans))
+	}
+	for i, w := range want.Plans {
+		if g := plans.Plans[i]; g.Name != w.Name || g.Entries != w.Entries {
+			t.Fatalf("step %d: shard %s of %d entries, fresh %s of %d", step, g.Name, g.Entries, w.Name, w.Entries)
+		}
+	}
+	q := p
+	q.Limit = 1 << 30
+	full, _ := index.FitKandev(q, h, fresh, want)
+	q.Limit = len(full.Body) - 1
+	compact, _ := index.FitKandev(q, h, fresh, want)
+	for _, limit := range []int{len(full.Body), len(full.Body) - 1, len(compact.Body), len(compact.Body) - 1} {
 		q.Limit = limit
-		kept, err1 := index.FitKandev(q, h, set, prev)
+		kept, err1 := index.FitKandev(q, h, set, plans)
 		anew, err2 := index.FitKandev(q, h, fresh, want)
 		if err1 != nil || err2 != nil || kept.Mode != anew.Mode || string(kept.Body) != string(anew.Body) {
-			t.Errorf("limit %d: index.json after changes is %s, a fresh set's %s (errors %v %v)", limit, kept.Mode, anew.Mode, err1, err2)
+			t.Fatalf("step %d, limit %d: index.json is %s, a fresh set's %s (errors %v %v)", step, limit, kept.Mode, anew.Mode, err1, err2)
 		}
 	}
 }
