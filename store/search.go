@@ -76,6 +76,9 @@ func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM search"); err != nil {
 			return fmt.Errorf("store: clear search: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM search_keys"); err != nil {
+			return fmt.Errorf("store: clear search keys: %w", err)
+		}
 		return insertSearchRows(ctx, tx, docs, rowids)
 	})
 }
@@ -161,7 +164,8 @@ func (s *Store) DeleteSearch(ctx context.Context, ids []string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error { return deleteSearchRows(ctx, tx, ids) })
 }
 
-// insertSearchRows inserts one row per doc, docs[i] with rowid rowids[i].
+// insertSearchRows inserts one row per doc, docs[i] with rowid rowids[i], and its keys
+// (lower-cased id and name) into search_keys.
 func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error {
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -169,10 +173,18 @@ func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids 
 		return fmt.Errorf("store: search insert: %w", err)
 	}
 	defer stmt.Close()
+	keys, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?)")
+	if err != nil {
+		return fmt.Errorf("store: search keys insert: %w", err)
+	}
+	defer keys.Close()
 	for i, d := range docs {
 		if _, err := stmt.ExecContext(ctx, rowids[i], d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
 			d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
 			return fmt.Errorf("store: search insert %s: %w", d.ID, err)
+		}
+		if _, err := keys.ExecContext(ctx, asciiLower(d.ID), rowids[i], asciiLower(d.Name), rowids[i]); err != nil {
+			return fmt.Errorf("store: search keys insert %s: %w", d.ID, err)
 		}
 	}
 	return nil
@@ -182,15 +194,23 @@ func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids 
 // index on id equality), so each id is found through the full-text index of its own
 // column (the phrase of its words) and then compared exactly: the cost is that of a
 // lookup, not a scan of the catalogue.
+// Its keys go with it.
 func deleteSearchRows(ctx context.Context, tx *sql.Tx, ids []string) error {
 	for _, id := range ids {
-		query, args := "DELETE FROM search WHERE id = ?", []any{id}
-		if phrase := idPhrase(id); phrase != "" {
-			query = "DELETE FROM search WHERE rowid IN (SELECT rowid FROM search WHERE search MATCH ? AND id = ?)"
-			args = []any{phrase, id}
-		}
-		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-			return fmt.Errorf("store: search delete %s: %w", id, err)
+		for {
+			rowid, err := searchRowid(ctx, tx, id)
+			if err != nil || rowid == 0 {
+				if err != nil {
+					return err
+				}
+				break
+			}
+			if _, err := tx.ExecContext(ctx, "DELETE FROM search WHERE rowid = ?", rowid); err != nil {
+				return fmt.Errorf("store: search delete %s: %w", id, err)
+			}
+			if _, err := tx.ExecContext(ctx, "DELETE FROM search_keys WHERE search_rowid = ?", rowid); err != nil {
+				return fmt.Errorf("store: search keys delete %s: %w", id, err)
+			}
 		}
 	}
 	return nil
@@ -361,16 +381,49 @@ func asciiLower(s string) string {
 }
 
 // exactRows are the matches of q whose id or name is the text (lower-cased), found
-// through the start of the id and name columns rather than every match.
+// through search_keys (a lookup, however many ids or names start with the text) and
+// each checked against q (text, kind, category) through its rowid.
 func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, error) {
 	words := ftsWords(q.Q)
 	if len(words) == 0 {
 		return nil, nil
 	}
-	cond, args := textWhere(q)
-	args[0] = `{id name} : ^"` + strings.Join(words, " ") + `"`
-	exact := asciiLower(strings.TrimSpace(q.Q))
-	return s.searchRows(ctx, "SELECT "+searchRowCols(q.Sort)+" FROM search WHERE "+cond+" AND (lower(id) = ? OR lower(name) = ?)", append(args, exact, exact)...)
+	rowids, err := s.exactRowids(ctx, asciiLower(strings.TrimSpace(q.Q)))
+	if err != nil {
+		return nil, err
+	}
+	var out []searchRow
+	for _, rowid := range rowids {
+		cond, args := textWhere(q)
+		if lo, hi := args[1].(int64), args[2].(int64); rowid < lo || rowid >= hi {
+			continue // outside the kind's band
+		}
+		args[1], args[2] = rowid, rowid+1
+		rows, err := s.searchRows(ctx, "SELECT "+searchRowCols(q.Sort)+" FROM search WHERE "+cond, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// exactRowids are the rowids of the search rows whose lower-cased id or name is key.
+func (s *Store) exactRowids(ctx context.Context, key string) ([]int64, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT search_rowid FROM search_keys WHERE key = ?", key)
+	if err != nil {
+		return nil, fmt.Errorf("store: search keys: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var rowid int64
+		if err := rows.Scan(&rowid); err != nil {
+			return nil, fmt.Errorf("store: search keys: %w", err)
+		}
+		out = append(out, rowid)
+	}
+	return out, rows.Err()
 }
 
 // searchText answers a text search in bounded work: the exact matches (id or name equal

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/pluginyard/registry/bench/catalog"
 	"github.com/pluginyard/registry/store"
 )
 
@@ -66,4 +68,47 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 	at := func(p float64) float64 { return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(at(0.50), "p50-ms")
 	b.ReportMetric(at(0.99), "p99-ms")
+}
+
+// catalogDocsN is n search rows shaped as bench/catalog generates plugins: ids
+// gen-<topic>-<number> (ten topics round robin), the common word in every description, no
+// downloads (the scale benchmark's registry has none), one category each.
+func catalogDocsN(n int) []store.SearchDoc {
+	now := time.Now()
+	docs := make([]store.SearchDoc, n)
+	for i := range docs {
+		word := catalog.Words[i%len(catalog.Words)]
+		id := catalog.ID(i)
+		docs[i] = store.SearchDoc{ID: id, Name: strings.ToUpper(word[:1]) + word[1:] + " " + id[len(id)-6:],
+			Description: "Generated " + word + " plugin for the " + catalog.CommonWord + " scale benchmark",
+			Author:      "Bench " + catalog.Publisher(i), Categories: []string{catalog.Category(i)},
+			Kind: "plugin", UpdatedAt: now.Add(-time.Duration(i) * time.Minute)}
+	}
+	return docs
+}
+
+// BenchmarkSearchCatalog runs the scale benchmark's searches in process, over search
+// tables shaped as bench/catalog's catalogues: a topic (a tenth of the rows), the common
+// word (every row), the id prefix every id shares, one id, and a topic with one number.
+func BenchmarkSearchCatalog(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		s := MustOpen(b)
+		if err := s.ReplaceSearch(context.Background(), catalogDocsN(n)); err != nil {
+			b.Fatal(err)
+		}
+		for _, text := range []string{"metrics", catalog.CommonWord, "gen", "gen-metrics-000042", "metrics 000042"} {
+			q := store.SearchQuery{Q: text, Limit: 24}
+			b.Run(fmt.Sprintf("n=%d/q=%s", n, text), func(b *testing.B) {
+				var d []time.Duration
+				for b.Loop() {
+					start := time.Now()
+					if _, err := s.SearchCounted(context.Background(), q); err != nil {
+						b.Fatal(err)
+					}
+					d = append(d, time.Since(start))
+				}
+				reportPercentiles(b, d)
+			})
+		}
+	}
 }
