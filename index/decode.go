@@ -174,31 +174,55 @@ func isNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
 }
 
+// maxFields is the most fields any mapping of plugins.yaml knows (a plugin entry's nine).
+const maxFields = 10
+
+// fieldVals is a mapping's fields as fields found them: the value and key node of each known
+// field, in the order of known (nil when absent). It is a value, so that decoding an entry
+// allocates no map.
+type fieldVals struct {
+	known      []string
+	vals, keys [maxFields]*yaml.Node
+}
+
+// get returns the value node of the known field name, nil when the mapping lacks it.
+func (f *fieldVals) get(name string) *yaml.Node {
+	for i, k := range f.known {
+		if k == name {
+			return f.vals[i]
+		}
+	}
+	return nil
+}
+
 // fields checks that n is a mapping whose keys are all known and unique, and returns the
-// value node of each key and the node of each key.
-func (d *decoder) fields(n *yaml.Node, path string, known ...string) (vals, keys map[string]*yaml.Node, ok bool) {
+// value node and the key node of each known key. known has at most maxFields names.
+func (d *decoder) fields(n *yaml.Node, path string, known []string) (f fieldVals, ok bool) {
 	if n.Kind != yaml.MappingNode {
 		if n.Kind != yaml.AliasNode {
 			d.errorf(n, "registry.field.type", path, "expected a mapping, found %s", describe(n))
 		}
-		return nil, nil, false
+		return f, false
 	}
-	vals, keys = map[string]*yaml.Node{}, map[string]*yaml.Node{}
+	f.known = known
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		kp := join(path, k.Value)
+		at := -1
+		if k.Kind == yaml.ScalarNode {
+			at = indexOf(known, k.Value)
+		}
 		switch {
 		case k.Kind != yaml.ScalarNode:
 			d.errorf(k, "registry.field.type", path, "expected a field name, found %s", describe(k))
-		case !contains(known, k.Value):
-			d.errorf(k, "registry.field.unknown", kp, "unknown field %q; expected one of %v", k.Value, known)
-		case keys[k.Value] != nil:
-			d.errorf(k, "registry.field.duplicate", kp, "field %q is given twice (first at line %d); keep one", k.Value, keys[k.Value].Line)
+		case at < 0:
+			d.errorf(k, "registry.field.unknown", join(path, k.Value), "unknown field %q; expected one of %v", k.Value, known)
+		case f.keys[at] != nil:
+			d.errorf(k, "registry.field.duplicate", join(path, k.Value), "field %q is given twice (first at line %d); keep one", k.Value, f.keys[at].Line)
 		default:
-			vals[k.Value], keys[k.Value] = v, k
+			f.vals[at], f.keys[at] = v, k
 		}
 	}
-	return vals, keys, true
+	return f, true
 }
 
 func join(path, field string) string {
@@ -208,13 +232,14 @@ func join(path, field string) string {
 	return path + "." + field
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
+// indexOf returns the position of s in list, -1 when absent.
+func indexOf(list []string, s string) int {
+	for i, x := range list {
 		if x == s {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // str decodes a scalar string. Numbers are accepted as their text (an id may be "2048").

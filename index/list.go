@@ -160,8 +160,10 @@ func LoadList(path string) (*List, problem.List, error) {
 	if len(data) > maxListSize {
 		return nil, nil, fmt.Errorf("index: read %s: %w", path, errTooLarge)
 	}
-	l, probs := ParseList(data)
-	probs = append(probs, CheckFileIDs(data, l)...)
+	l, probs, root := parseList(data)
+	if l != nil {
+		probs = append(probs, checkFileIDs(rootPositions(root), l)...)
+	}
 	return l, probs.InFile(path), nil
 }
 
@@ -173,9 +175,13 @@ func CheckFileIDs(data []byte, l *List) problem.List {
 	if l == nil {
 		return nil
 	}
+	return checkFileIDs(entryPositions(data), l)
+}
+
+// checkFileIDs is CheckFileIDs with the entries' positions already found.
+func checkFileIDs(lines positions, l *List) problem.List {
 	var probs problem.List
-	lines := entryPositions(data)
-	first := map[string]listed{}
+	first := make(map[string]listed, len(l.Plugins)+len(l.Extensions))
 	add := func(e listed) {
 		prev, dup := first[e.fileID]
 		if !dup {
@@ -183,10 +189,10 @@ func CheckFileIDs(data []byte, l *List) problem.List {
 			return
 		}
 		probs = append(probs, problem.Problem{Rule: "registry.file_id.collision", Severity: problem.Error,
-			Path: fmt.Sprintf("%s (line %d, column %d)", e.pos.path, e.pos.line, e.pos.column),
+			Path: fmt.Sprintf("%s (line %d, column %d)", e.pos.path(), e.pos.line, e.pos.column),
 			Message: fmt.Sprintf("%s %q and %s %q (%s, line %d) share the file id %q: both would be served at /packages/%s/%s-<version>.tar.gz. "+
 				"Rename one of them (ids and file ids must be unique across plugins and extensions)",
-				e.kind, e.name, prev.kind, prev.name, prev.pos.path, prev.pos.line, e.fileID, e.fileID, e.fileID)})
+				e.kind, e.name, prev.kind, prev.name, prev.pos.path(), prev.pos.line, e.fileID, e.fileID, e.fileID)})
 	}
 	for _, e := range l.Plugins {
 		add(listed{kind: "plugin", name: e.ID, fileID: extension.FileID(e.ID), pos: lines.plugins[e.ID]})
@@ -205,35 +211,51 @@ type listed struct {
 
 // position is where an entry's id or name is written.
 type position struct {
-	path         string // plugins[2].id
+	section, key string // plugins, id
+	item         int    // 2 in plugins[2].id
 	line, column int
 }
+
+// path is the entry's field path, plugins[2].id.
+func (p position) path() string { return fmt.Sprintf("%s[%d].%s", p.section, p.item, p.key) }
 
 type positions struct{ plugins, extensions map[string]position }
 
 // entryPositions finds the first position of every plugins[].id and extensions[].name.
 // Decoding into a yaml.Node does not expand aliases, so this is linear in len(data).
 func entryPositions(data []byte) positions {
-	out := positions{plugins: map[string]position{}, extensions: map[string]position{}}
 	var doc yaml.Node
-	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return out
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return rootPositions(nil)
 	}
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		switch root.Content[i].Value {
-		case "plugins":
-			collectPositions(out.plugins, root.Content[i+1], "plugins", "id")
-		case "extensions":
-			collectPositions(out.extensions, root.Content[i+1], "extensions", "name")
+	return rootPositions(doc.Content[0])
+}
+
+// rootPositions finds the first position of every plugins[].id and extensions[].name under
+// the document's root node (nil, or not a mapping: none).
+func rootPositions(root *yaml.Node) positions {
+	var out positions
+	if root != nil && root.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			switch v := root.Content[i+1]; root.Content[i].Value {
+			case "plugins":
+				out.plugins = collectPositions(out.plugins, v, "plugins", "id")
+			case "extensions":
+				out.extensions = collectPositions(out.extensions, v, "extensions", "name")
+			}
 		}
 	}
 	return out
 }
 
-func collectPositions(into map[string]position, seq *yaml.Node, section, key string) {
+// collectPositions adds to into (made when nil, sized for seq) the first position of every
+// key of the mappings in seq, and returns it.
+func collectPositions(into map[string]position, seq *yaml.Node, section, key string) map[string]position {
 	if seq.Kind != yaml.SequenceNode {
-		return
+		return into
+	}
+	if into == nil {
+		into = make(map[string]position, len(seq.Content))
 	}
 	for i, item := range seq.Content {
 		if item.Kind != yaml.MappingNode {
@@ -245,10 +267,11 @@ func collectPositions(into map[string]position, seq *yaml.Node, section, key str
 				continue
 			}
 			if _, seen := into[v.Value]; !seen {
-				into[v.Value] = position{path: fmt.Sprintf("%s[%d].%s", section, i, key), line: v.Line, column: v.Column}
+				into[v.Value] = position{section: section, key: key, item: i, line: v.Line, column: v.Column}
 			}
 		}
 	}
+	return into
 }
 
 var errTooLarge = errors.New("file larger than 8 MiB")

@@ -15,38 +15,56 @@ import (
 // maxCategoryLen bounds a curation tag; tags are short words such as "analytics".
 const maxCategoryLen = 64
 
+// The fields each mapping of plugins.yaml knows, in the order "unknown field" names them.
+var (
+	rootFields      = []string{"plugins", "extensions"}
+	pluginFields    = []string{"id", "repo", "kind", "categories", "featured", "official", "previews", "signing", "owners"}
+	extensionFields = []string{"name", "repo", "categories", "featured", "signing", "owners"}
+	previewFields   = []string{"url", "alt"}
+	signingFields   = []string{"required", "sigstore", "ed25519_keys"}
+	sigstoreFields  = []string{"repository", "workflow", "ref", "issuer"}
+)
+
 // ParseList decodes and checks a registry list strictly: unknown fields, wrong types,
 // duplicate ids or names, bad ids, repositories, kinds, previews, signing blocks and owners
 // are all reported, each with its field path and position (see the package doc). The list
 // is returned whenever the file is a YAML mapping, with the entries that decoded, so that a
 // caller can show what it would list; trust it only when the problems hold no error.
 func ParseList(data []byte) (*List, problem.List) {
+	l, probs, _ := parseList(data)
+	return l, probs
+}
+
+// parseList is ParseList that also returns the document's root mapping (nil when the list
+// is), so that LoadList finds the entries' positions without decoding the file again.
+func parseList(data []byte) (*List, problem.List, *yaml.Node) {
 	d := &decoder{}
 	root := d.document(data)
 	if root == nil {
-		return nil, d.problems()
+		return nil, d.problems(), nil
 	}
-	vals, _, ok := d.fields(root, "", "plugins", "extensions")
+	vals, ok := d.fields(root, "", rootFields)
 	if !ok {
-		return nil, d.problems()
+		return nil, d.problems(), nil
 	}
-	if vals["plugins"] == nil && vals["extensions"] == nil {
+	if vals.get("plugins") == nil && vals.get("extensions") == nil {
 		d.errorf(root, "registry.field.required", "plugins", "expected a top-level plugins: list (and optionally extensions:), found neither")
 	}
 	l := &List{}
-	if n := vals["plugins"]; n != nil {
+	if n := vals.get("plugins"); n != nil {
 		l.Plugins = d.plugins(n)
 	}
-	if n := vals["extensions"]; n != nil {
+	if n := vals.get("extensions"); n != nil {
 		l.Extensions = d.extensions(n)
 	}
-	return l, d.problems()
+	return l, d.problems(), root
 }
 
 func (d *decoder) plugins(n *yaml.Node) []Entry {
-	var out []Entry
-	first := map[string]string{}
-	for i, item := range d.seq(n, "plugins") {
+	items := d.seq(n, "plugins")
+	out := make([]Entry, 0, len(items))
+	first := make(map[string]firstAt, len(items))
+	for i, item := range items {
 		path := fmt.Sprintf("plugins[%d]", i)
 		e, idNode, ok := d.plugin(item, path)
 		if !ok {
@@ -56,41 +74,49 @@ func (d *decoder) plugins(n *yaml.Node) []Entry {
 			d.errorf(idNode, "registry.id.duplicate", path+".id", "id %q is already listed at %s; each id may appear once", e.ID, prev)
 			continue
 		}
-		first[e.ID] = fmt.Sprintf("%s (line %d)", path, idNode.Line)
+		first[e.ID] = firstAt{path: path, line: idNode.Line}
 		out = append(out, e)
 	}
 	return out
 }
 
+// firstAt is where an id or name was first listed; a duplicate's message names it.
+type firstAt struct {
+	path string // plugins[2]
+	line int
+}
+
+func (f firstAt) String() string { return fmt.Sprintf("%s (line %d)", f.path, f.line) }
+
 // plugin decodes one plugins entry. ok is false when the entry has no usable id.
 func (d *decoder) plugin(n *yaml.Node, path string) (e Entry, idNode *yaml.Node, ok bool) {
-	vals, _, isMap := d.fields(n, path, "id", "repo", "kind", "categories", "featured", "official", "previews", "signing", "owners")
+	vals, isMap := d.fields(n, path, pluginFields)
 	if !isMap {
 		return e, nil, false
 	}
-	e.ID, ok = d.requiredString(n, vals, path, "id", "registry.id", checkID)
-	e.Repo, _ = d.requiredString(n, vals, path, "repo", "registry.repo", checkRepo)
-	e.Kind = d.kind(vals["kind"], path+".kind")
-	e.Categories = d.categories(vals["categories"], path+".categories")
-	if v := vals["featured"]; v != nil {
+	e.ID, ok = d.requiredString(n, &vals, path, "id", "registry.id", checkID)
+	e.Repo, _ = d.requiredString(n, &vals, path, "repo", "registry.repo", checkRepo)
+	e.Kind = d.kind(vals.get("kind"), path+".kind")
+	e.Categories = d.categories(vals.get("categories"), path+".categories")
+	if v := vals.get("featured"); v != nil {
 		e.Featured = d.boolean(v, path+".featured")
 	}
-	if v := vals["official"]; v != nil {
+	if v := vals.get("official"); v != nil {
 		e.Official = d.boolean(v, path+".official")
 	}
-	e.Previews = d.previews(vals["previews"], n, path+".previews", e.Kind == KindCanvas)
-	if v := vals["signing"]; v != nil {
+	e.Previews = d.previews(vals.get("previews"), n, path+".previews", e.Kind == KindCanvas)
+	if v := vals.get("signing"); v != nil {
 		e.Signing = d.signing(v, path+".signing", e.Repo)
 	}
-	e.Owners = d.owners(vals["owners"], path+".owners", e.ID)
-	return e, vals["id"], ok
+	e.Owners = d.owners(vals.get("owners"), path+".owners", e.ID)
+	return e, vals.get("id"), ok
 }
 
 // requiredString decodes a required string field and checks it. ok is true when the field
 // holds a valid value.
-func (d *decoder) requiredString(parent *yaml.Node, vals map[string]*yaml.Node, path, field, rule string, check func(string) string) (string, bool) {
+func (d *decoder) requiredString(parent *yaml.Node, vals *fieldVals, path, field, rule string, check func(string) string) (string, bool) {
 	fp := path + "." + field
-	v := vals[field]
+	v := vals.get(field)
 	if v == nil {
 		d.errorf(parent, "registry.field.required", fp, "the required field %s is missing", field)
 		return "", false
@@ -189,45 +215,45 @@ func (d *decoder) previews(n, parent *yaml.Node, path string, canvas bool) []Pre
 
 func (d *decoder) preview(n *yaml.Node, path string) (Preview, bool) {
 	var p Preview
-	vals, _, ok := d.fields(n, path, "url", "alt")
+	vals, ok := d.fields(n, path, previewFields)
 	if !ok {
 		return p, false
 	}
-	u, uok := d.requiredString(n, vals, path, "url", "registry.previews.url", checkPreviewURL)
-	a, aok := d.requiredString(n, vals, path, "alt", "registry.previews.alt", checkPreviewAlt)
+	u, uok := d.requiredString(n, &vals, path, "url", "registry.previews.url", checkPreviewURL)
+	a, aok := d.requiredString(n, &vals, path, "alt", "registry.previews.alt", checkPreviewAlt)
 	p = Preview{URL: u, Alt: a}
 	return p, uok && aok
 }
 
 func (d *decoder) signing(n *yaml.Node, path, repo string) *Signing {
-	vals, _, ok := d.fields(n, path, "required", "sigstore", "ed25519_keys")
+	vals, ok := d.fields(n, path, signingFields)
 	if !ok {
 		return nil
 	}
 	s := &Signing{}
-	if v := vals["required"]; v != nil {
+	if v := vals.get("required"); v != nil {
 		s.Required = d.boolean(v, path+".required")
 	}
-	s.Ed25519Keys = d.strs(vals["ed25519_keys"], path+".ed25519_keys", "registry.signing.ed25519_keys", checkEd25519Key)
-	switch v := vals["sigstore"]; {
+	s.Ed25519Keys = d.strs(vals.get("ed25519_keys"), path+".ed25519_keys", "registry.signing.ed25519_keys", checkEd25519Key)
+	switch v := vals.get("sigstore"); {
 	case v != nil && !isNull(v):
 		s.Sigstore = d.sigstore(v, path+".sigstore", repo)
-	case vals["ed25519_keys"] == nil:
+	case vals.get("ed25519_keys") == nil:
 		s.Sigstore = &SigstoreIdentity{Repository: repo, Issuer: DefaultIssuer}
 	}
 	return s
 }
 
 func (d *decoder) sigstore(n *yaml.Node, path, repo string) *SigstoreIdentity {
-	vals, _, ok := d.fields(n, path, "repository", "workflow", "ref", "issuer")
+	vals, ok := d.fields(n, path, sigstoreFields)
 	if !ok {
 		return nil
 	}
 	id := &SigstoreIdentity{Repository: repo, Issuer: DefaultIssuer}
-	d.optString(vals["repository"], path+".repository", "registry.signing.sigstore.repository", checkRepo, &id.Repository)
-	d.optString(vals["workflow"], path+".workflow", "registry.signing.sigstore.workflow", checkWorkflow, &id.Workflow)
-	d.optString(vals["ref"], path+".ref", "registry.signing.sigstore.ref", checkRef, &id.Ref)
-	d.optString(vals["issuer"], path+".issuer", "registry.signing.sigstore.issuer", checkIssuer, &id.Issuer)
+	d.optString(vals.get("repository"), path+".repository", "registry.signing.sigstore.repository", checkRepo, &id.Repository)
+	d.optString(vals.get("workflow"), path+".workflow", "registry.signing.sigstore.workflow", checkWorkflow, &id.Workflow)
+	d.optString(vals.get("ref"), path+".ref", "registry.signing.sigstore.ref", checkRef, &id.Ref)
+	d.optString(vals.get("issuer"), path+".issuer", "registry.signing.sigstore.issuer", checkIssuer, &id.Issuer)
 	return id
 }
 
@@ -248,9 +274,10 @@ func (d *decoder) optString(n *yaml.Node, path, rule string, check func(string) 
 }
 
 func (d *decoder) extensions(n *yaml.Node) []ExtensionEntry {
-	var out []ExtensionEntry
-	first := map[string]string{}
-	for i, item := range d.seq(n, "extensions") {
+	items := d.seq(n, "extensions")
+	out := make([]ExtensionEntry, 0, len(items))
+	first := make(map[string]firstAt, len(items))
+	for i, item := range items {
 		path := fmt.Sprintf("extensions[%d]", i)
 		e, nameNode, ok := d.extension(item, path)
 		if !ok {
@@ -260,26 +287,26 @@ func (d *decoder) extensions(n *yaml.Node) []ExtensionEntry {
 			d.errorf(nameNode, "registry.extension.name.duplicate", path+".name", "extension %q is already listed at %s; each name may appear once", e.Name, prev)
 			continue
 		}
-		first[e.Name] = fmt.Sprintf("%s (line %d)", path, nameNode.Line)
+		first[e.Name] = firstAt{path: path, line: nameNode.Line}
 		out = append(out, e)
 	}
 	return out
 }
 
 func (d *decoder) extension(n *yaml.Node, path string) (e ExtensionEntry, nameNode *yaml.Node, ok bool) {
-	vals, _, isMap := d.fields(n, path, "name", "repo", "categories", "featured", "signing", "owners")
+	vals, isMap := d.fields(n, path, extensionFields)
 	if !isMap {
 		return e, nil, false
 	}
-	e.Name, ok = d.requiredString(n, vals, path, "name", "registry.extension.name", checkExtensionName)
-	e.Repo, _ = d.requiredString(n, vals, path, "repo", "registry.repo", checkRepo)
-	e.Categories = d.categories(vals["categories"], path+".categories")
-	if v := vals["featured"]; v != nil {
+	e.Name, ok = d.requiredString(n, &vals, path, "name", "registry.extension.name", checkExtensionName)
+	e.Repo, _ = d.requiredString(n, &vals, path, "repo", "registry.repo", checkRepo)
+	e.Categories = d.categories(vals.get("categories"), path+".categories")
+	if v := vals.get("featured"); v != nil {
 		e.Featured = d.boolean(v, path+".featured")
 	}
-	if v := vals["signing"]; v != nil {
+	if v := vals.get("signing"); v != nil {
 		e.Signing = d.signing(v, path+".signing", e.Repo)
 	}
-	e.Owners = d.owners(vals["owners"], path+".owners", e.Name)
-	return e, vals["name"], ok
+	e.Owners = d.owners(vals.get("owners"), path+".owners", e.Name)
+	return e, vals.get("name"), ok
 }
