@@ -244,11 +244,19 @@ func indexOf(list []string, s string) int {
 
 // str decodes a scalar string. Numbers are accepted as their text (an id may be "2048").
 func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
-	if n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "!!int" || n.Tag == "!!float") {
-		return n.Value, true
+	if s, ok := strValue(n); ok {
+		return s, true
 	}
 	if n.Kind != yaml.AliasNode {
 		d.errorf(n, "registry.field.type", path, "expected a string, found %s", describe(n))
+	}
+	return "", false
+}
+
+// strValue is the string a scalar holds, as str accepts it; ok is false for anything else.
+func strValue(n *yaml.Node) (string, bool) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "!!int" || n.Tag == "!!float") {
+		return n.Value, true
 	}
 	return "", false
 }
@@ -283,19 +291,20 @@ func (d *decoder) seq(n *yaml.Node, path string) []*yaml.Node {
 // returns why one item is invalid (reported under rule).
 func (d *decoder) strs(n *yaml.Node, path, rule string, check func(string) string) []string {
 	var out []string
-	seen := map[string]bool{}
+	seen := map[string]bool{} // does not escape: on the stack while it is small
 	for i, item := range d.seq(n, path) {
-		ip := fmt.Sprintf("%s[%d]", path, i)
-		s, ok := d.str(item, ip)
+		ip := func() string { return fmt.Sprintf("%s[%d]", path, i) } // only a problem needs it
+		s, ok := strValue(item)
 		if !ok {
+			d.str(item, ip()) // reports it
 			continue
 		}
 		if msg := check(s); msg != "" {
-			d.errorf(item, rule, ip, "%s", msg)
+			d.errorf(item, rule, ip(), "%s", msg)
 			continue
 		}
 		if seen[s] {
-			d.warnf(item, rule, ip, "%q is listed twice; remove the repetition", s)
+			d.warnf(item, rule, ip(), "%q is listed twice; remove the repetition", s)
 			continue
 		}
 		seen[s] = true

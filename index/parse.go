@@ -62,6 +62,9 @@ func parseList(data []byte) (*List, problem.List, *yaml.Node) {
 
 func (d *decoder) plugins(n *yaml.Node) []Entry {
 	items := d.seq(n, "plugins")
+	if len(items) == 0 {
+		return nil // an empty section decodes to no slice, as it always has
+	}
 	out := make([]Entry, 0, len(items))
 	first := make(map[string]firstAt, len(items))
 	for i, item := range items {
@@ -275,6 +278,9 @@ func (d *decoder) optString(n *yaml.Node, path, rule string, check func(string) 
 
 func (d *decoder) extensions(n *yaml.Node) []ExtensionEntry {
 	items := d.seq(n, "extensions")
+	if len(items) == 0 {
+		return nil // an empty section decodes to no slice, as it always has
+	}
 	out := make([]ExtensionEntry, 0, len(items))
 	first := make(map[string]firstAt, len(items))
 	for i, item := range items {
