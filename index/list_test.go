@@ -323,3 +323,39 @@ func BenchmarkCheckFileIDs(b *testing.B) {
 		})
 	}
 }
+
+// TestCheckFileIDsMatchesLoadList: LoadList finds the entries' positions in the nodes it has
+// already decoded; CheckFileIDs decodes the source again. Both must report the same.
+func TestCheckFileIDsMatchesLoadList(t *testing.T) {
+	path := filepath.Join("testdata", "file-id-collision.yaml")
+	_, loaded, err := index.LoadList(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := mustRead(t, path)
+	l, _ := index.ParseList(data)
+	checked := index.CheckFileIDs(data, l).InFile(path)
+	var fromLoad problem.List
+	for _, p := range loaded {
+		if p.Rule == "registry.file_id.collision" {
+			fromLoad = append(fromLoad, p)
+		}
+	}
+	if len(checked) == 0 {
+		t.Fatal("the collision fixture reports no collision")
+	}
+	if diff := cmp.Diff(checked, fromLoad); diff != "" {
+		t.Errorf("LoadList and CheckFileIDs disagree (-CheckFileIDs +LoadList):\n%s", diff)
+	}
+}
+
+// TestParseListEmptySections: an empty or null section decodes to no slice at all.
+func TestParseListEmptySections(t *testing.T) {
+	l, probs := index.ParseList([]byte("plugins: []\nextensions:\n"))
+	if probs.HasErrors() {
+		t.Fatal(probs)
+	}
+	if diff := cmp.Diff(&index.List{}, l); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+}
