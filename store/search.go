@@ -392,6 +392,10 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 	if err != nil {
 		return nil, err
 	}
+	cols := searchRowCols(q.Sort)
+	if len(rowids) == 1 {
+		cols = searchRowCols("name") // one exact match needs no score to be ordered (bm25 reads every match of each word)
+	}
 	var out []searchRow
 	for _, rowid := range rowids {
 		cond, args := textWhere(q)
@@ -399,7 +403,7 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 			continue // outside the kind's band
 		}
 		args[1], args[2] = rowid, rowid+1
-		rows, err := s.searchRows(ctx, "SELECT "+searchRowCols(q.Sort)+" FROM search WHERE "+cond, args...)
+		rows, err := s.searchRows(ctx, "SELECT "+cols+" FROM search WHERE "+cond, args...)
 		if err != nil {
 			return nil, err
 		}
