@@ -97,21 +97,72 @@ func (s *Set) Put(e *Encoded) *Encoded {
 	}
 	s.full, s.compact = s.full+len(e.Full), s.compact+len(e.Compact)
 	s.cumOK = min(s.cumOK, i)
-	if s.ranked {
+	cmpf := rankCompare(s.order)
+	if s.ranked && (old == nil || !replaceSorted(s.byRank, old, e, cmpf)) {
 		if old != nil {
 			s.removeRanked(old)
 		}
-		cmpf := rankCompare(s.order)
 		j, _ := slices.BinarySearchFunc(s.byRank, e, cmpf)
 		s.byRank = slices.Insert(s.byRank, j, e)
 	}
 	if s.cats != nil {
+		if old != nil && slices.Equal(categoriesOf(old), categoriesOf(e)) && s.recategorize(old, e) {
+			return old
+		}
 		if old != nil {
 			s.uncategorize(old)
 		}
 		s.categorize(e)
 	}
 	return old
+}
+
+// recategorize puts e in place of old (the same id and categories) in its categories'
+// lists, moving only the entries between their ranks; false (nothing changed) when a list
+// does not hold old where its keys say.
+func (s *Set) recategorize(old, e *Encoded) bool {
+	cmpf := rankCompare(s.order)
+	cs := categoriesOf(e)
+	for _, c := range cs {
+		cl := s.cats[c]
+		if cl == nil {
+			return false
+		}
+		i, ok := slices.BinarySearchFunc(cl.byID, old.ID, func(x *Encoded, id string) int { return strings.Compare(x.ID, id) })
+		if !ok || cl.byID[i] != old {
+			return false
+		}
+		if j, ok := slices.BinarySearchFunc(cl.byRank, old, cmpf); !ok || cl.byRank[j] != old {
+			return false
+		}
+	}
+	for _, c := range cs {
+		cl := s.cats[c]
+		i, _ := slices.BinarySearchFunc(cl.byID, old.ID, func(x *Encoded, id string) int { return strings.Compare(x.ID, id) })
+		cl.byID[i] = e
+		replaceSorted(cl.byRank, old, e, cmpf)
+		s.dirty[c] = true
+	}
+	return true
+}
+
+// replaceSorted puts e in place of old in list (sorted by cmpf), moving only the entries
+// between old's place and e's; false (list unchanged) when old is not where its key says.
+func replaceSorted(list []*Encoded, old, e *Encoded, cmpf func(a, b *Encoded) int) bool {
+	i, ok := slices.BinarySearchFunc(list, old, cmpf)
+	if !ok || list[i] != old {
+		return false
+	}
+	j, _ := slices.BinarySearchFunc(list, e, cmpf) // where e goes with old still in place
+	switch {
+	case j <= i:
+		copy(list[j+1:i+1], list[j:i])
+	default:
+		j--
+		copy(list[i:j], list[i+1:j+1])
+	}
+	list[j] = e
+	return true
 }
 
 // categorize adds e to its categories' lists (both orders) and marks them changed.

@@ -7,12 +7,15 @@ import (
 	"testing"
 )
 
-// The sizes and running sums a Set keeps through Put and Remove are those of its entries:
-// checked after every change against sums made from the entries themselves.
+// The sizes, running sums, rank order and category lists a Set keeps through Put and
+// Remove are those of its entries: checked after every change against ones made from the
+// entries themselves.
 func TestSetKeepsSizes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	cats := [][]string{{"tools"}, {"tools", "ai"}, {"ai"}}
 	entry := func(id string) *Encoded {
-		return &Encoded{ID: id, Full: []byte(strings.Repeat("f", 1+r.IntN(500))), Compact: []byte(strings.Repeat("c", 1+r.IntN(200)))}
+		return &Encoded{ID: id, Full: []byte(strings.Repeat("f", 1+r.IntN(500))), Compact: []byte(strings.Repeat("c", 1+r.IntN(200))),
+			Categories: cats[r.IntN(len(cats))], Downloads: int64(r.IntN(20)), Featured: r.IntN(8) == 0}
 	}
 	var entries []*Encoded
 	for i := range 50 {
@@ -22,6 +25,8 @@ func TestSetKeepsSizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.ByRank()
+	s.categories()
 	for step := range 400 {
 		id := fmt.Sprintf("p%03d", r.IntN(120))
 		if r.IntN(3) == 0 {
@@ -44,5 +49,28 @@ func TestSetKeepsSizes(t *testing.T) {
 		if z := sizesOf(s.ByID()); s.sizes() != z || s.full != full || s.compact != compact {
 			t.Fatalf("step %d: sizes %+v, want %+v", step, s.sizes(), z)
 		}
+		fresh, _ := NewSet(OrderDownloads, s.ByID())
+		if got, want := ids(s.ByRank()), ids(fresh.ByRank()); got != want {
+			t.Fatalf("step %d: by rank %s, want %s", step, got, want)
+		}
+		fc := fresh.categories()
+		if len(fc) != len(s.cats) {
+			t.Fatalf("step %d: %d categories, want %d", step, len(s.cats), len(fc))
+		}
+		for c, w := range fc {
+			g := s.cats[c]
+			if g == nil || ids(g.byID) != ids(w.byID) || ids(g.byRank) != ids(w.byRank) {
+				t.Fatalf("step %d: category %s differs from a fresh set's", step, c)
+			}
+		}
 	}
+}
+
+// ids joins entries' ids (and their pointers, so that a stale entry under a kept id shows).
+func ids(es []*Encoded) string {
+	var b strings.Builder
+	for _, e := range es {
+		fmt.Fprintf(&b, "%s@%p ", e.ID, e)
+	}
+	return b.String()
 }

@@ -197,20 +197,23 @@ func (s *Service) applyPackage(ctx context.Context, b *built, cat *Catalog, item
 	case it != nil:
 		items = slices.Insert(items, i, it)
 	}
-	b.plugins.Remove(id)
-	b.exts.Remove(id)
 	if it == nil {
+		b.plugins.Remove(id)
+		b.exts.Remove(id)
 		return items, nil
 	}
 	enc, err := s.encode(it)
 	if err != nil {
+		b.plugins.Remove(id) // the built state no longer holds the package, as items does not
+		b.exts.Remove(id)
 		return nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
 	}
+	in, other := b.plugins, b.exts
 	if it.Kind == "extension" {
-		b.exts.Put(enc)
-	} else {
-		b.plugins.Put(enc)
+		in, other = b.exts, b.plugins
 	}
+	other.Remove(id)
+	in.Put(enc) // replaces its entry in place: no shift of the sorted sets
 	return items, nil
 }
 
