@@ -396,6 +396,7 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 	if len(rowids) == 1 {
 		cols = searchRowCols("name") // one exact match needs no score to be ordered (bm25 reads every match of each word)
 	}
+	exact := asciiLower(strings.TrimSpace(q.Q))
 	var out []searchRow
 	for _, rowid := range rowids {
 		cond, args := textWhere(q)
@@ -407,7 +408,11 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, rows...)
+		for _, r := range rows {
+			if asciiLower(r.id) == exact || asciiLower(r.name) == exact { // the key is the row's, not a stale one
+				out = append(out, r)
+			}
+		}
 	}
 	return out, nil
 }

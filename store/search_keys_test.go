@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,15 +14,20 @@ import (
 
 // TestSearchExactFollowsUpserts: the exact-match keys follow a package's id and name
 // through upserts and deletes: a package renamed away from the text no longer comes first
-// as an exact match, and the one renamed to it does.
+// as an exact match, and the one renamed to it does; no key outlives its row or name.
 func TestSearchExactFollowsUpserts(t *testing.T) {
 	ctx := context.Background()
-	s := MustOpen(t)
+	dir := t.TempDir()
+	s, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	now := time.Now()
 	a := store.SearchDoc{ID: "a-tool", Name: "Kanban", Description: "kanban kanban kanban", Kind: "plugin", UpdatedAt: now, Downloads: 10}
 	b := store.SearchDoc{ID: "b-tool", Name: "Other", Description: "a kanban", Kind: "plugin", UpdatedAt: now, Downloads: 1}
 	c := store.SearchDoc{ID: "c-tool", Name: "Gone", Description: "kanban kanban kanban kanban", Kind: "plugin", UpdatedAt: now}
-	if err := s.ReplaceSearch(ctx, []store.SearchDoc{a, b, c}); err != nil {
+	if err = s.ReplaceSearch(ctx, []store.SearchDoc{a, b, c}); err != nil {
 		t.Fatal(err)
 	}
 	a.Name, b.Name = "Board", "Kanban"
@@ -37,11 +44,30 @@ func TestSearchExactFollowsUpserts(t *testing.T) {
 	if diff := cmp.Diff([]string{"b-tool", "a-tool"}, got); diff != "" {
 		t.Errorf("Search(kanban) after renames (-want +got):\n%s", diff)
 	}
+	got, _, err = s.Search(ctx, store.SearchQuery{Q: "kanban", Kind: "canvas", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("Search(kanban, kind canvas) = %v, want none (the exact match is a plugin)", got)
+	}
 	got, _, err = s.Search(ctx, store.SearchQuery{Q: "gone", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 0 {
 		t.Errorf("Search(gone) after deleting c-tool = %v, want none", got)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var keys string
+	if err := db.QueryRow(`SELECT group_concat(key, ' ') FROM (SELECT key FROM search_keys ORDER BY key)`).Scan(&keys); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a-tool b-tool board kanban"; keys != want {
+		t.Errorf("search keys %q, want %q", keys, want)
 	}
 }
