@@ -111,9 +111,9 @@ type previewJob struct {
 	copied func()
 
 	mu        sync.Mutex
-	requested uint64        // passes asked for
-	done      uint64        // passes asked for that a finished pass covered
-	idle      chan struct{} // closed (and replaced) when a pass finishes
+	requested uint64         // passes asked for
+	done      uint64         // passes asked for that a finished pass covered
+	idle      chan struct{}  // closed (and replaced) when a pass finishes
 	running   sync.WaitGroup // the run goroutine, so Close can wait for it
 }
 

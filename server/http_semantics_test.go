@@ -328,6 +328,9 @@ func TestContentDispositionIsQuoted(t *testing.T) {
 func TestIndexFileOfAnotherSizeIsNotServed(t *testing.T) {
 	e := newEnv(t, "")
 	doc := e.svc.Documents().Kandev
+	for deadline := time.Now().Add(5 * time.Second); doc.BodyFile() == "" && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond) // the file is written in the background
+	}
 	if doc.BodyFile() == "" {
 		t.Fatal("the index document has no file; the sendfile path is not exercised")
 	}

@@ -1,0 +1,46 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"testing"
+	"time"
+)
+
+// A document's file is written in the background: the first request after a change is
+// answered from memory at once, never after a disk write, and a later one finds the file
+// holding exactly the body.
+func TestBodyFileNeverBlocks(t *testing.T) {
+	d := newDocument([]byte(`{"schema_version":1,"plugins":[]}`), time.Now())
+	d.lazy.dir, d.lazy.name = t.TempDir(), "kandev"
+	if f := d.BodyFile(); f != "" {
+		t.Fatalf("first BodyFile() = %q: the write must not be waited for", f)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for d.BodyFile() == "" && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	got, err := os.ReadFile(d.BodyFile())
+	if err != nil || !bytes.Equal(got, d.Body) {
+		t.Fatalf("the file %q holds %q (%v), want the body", d.BodyFile(), got, err)
+	}
+}
+
+// Large documents are compressed at the default level, small ones at the best; both
+// decompress to the body.
+func TestGzipLevelBySize(t *testing.T) {
+	if gzipLevel(gzipLargeMin-1) != GzipLevel || gzipLevel(gzipLargeMin) != gzipLargeLevel || gzipLargeLevel == GzipLevel {
+		t.Fatalf("levels: %d below %d bytes, %d from it", gzipLevel(gzipLargeMin-1), gzipLargeMin, gzipLevel(gzipLargeMin))
+	}
+	body := bytes.Repeat([]byte(`{"id":"acme-hello","version":"1.0.0"},`), gzipLargeMin/30)
+	d := newDocument(body, time.Now())
+	zr, err := gzip.NewReader(bytes.NewReader(d.Gzip()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, _ := io.ReadAll(zr); !bytes.Equal(plain, body) {
+		t.Fatal("the gzip bytes are not the body")
+	}
+}
