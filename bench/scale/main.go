@@ -50,7 +50,7 @@ func main() {
 	flag.IntVar(&o.seedClients, "seed-clients", 4, "concurrent HTTP clients while seeding")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "time bound of each read phase")
 	flag.IntVar(&o.publishes, "publishes", 60, "publishes per publish phase (each phase is also bounded by 6x -duration)")
-	flag.IntVar(&o.readerPubs, "reader-publishes", 1500, "bound of the continuous publisher's publishes during the readers phase")
+	flag.IntVar(&o.readerPubs, "reader-publishes", 3000, "bound of the continuous publisher's publishes during the readers phase")
 	flag.IntVar(&o.readers, "readers", 4, "concurrent /index.json readers")
 	flag.IntVar(&o.pageClients, "page-clients", 2, "concurrent clients per page")
 	flag.StringVar(&o.registry, "registry", "registry", "the registry binary (go build ./cmd/registry)")
@@ -170,10 +170,12 @@ type result struct {
 	gzipReg, gzipNginx  *stats
 	nginxVersion        string
 	readers, readersPub *stats
-	pubDuringReaders    *stats
-	base1, base16       *stats
-	pub1, pub16         *stats
-	errs                []string
+	// readersRate and readersPubRate are readers at a quarter of readers' rate, open loop.
+	readersRate, readersPubRate *stats
+	pubDuringReaders            *stats
+	base1, base16               *stats
+	pub1, pub16                 *stats
+	errs                        []string
 }
 
 type namedStats struct {

@@ -97,6 +97,15 @@ func (r *result) measureServer(ctx context.Context, o options, dir string, srv *
 	})
 	time.Sleep(200 * time.Millisecond) // the publisher's first request is in flight
 	r.readersPub = run(ctx, o.readers, 1<<30, o.duration, reader)
+	// The same readers at a quarter of what they reached alone (open loop: a request is due
+	// at a fixed rate, measured from when it was due): readers that do not saturate the two
+	// cores, so the ratio shows what the publisher does to a reader's latency rather than how
+	// much CPU it takes from readers that want all of it.
+	rate := max(1, r.readers.rps()/4)
+	open := newClient(64, false)
+	defer open.CloseIdleConnections()
+	rateReader := func(ctx context.Context) (int64, error) { return get(ctx, open, srv.url+"/index.json", false) }
+	r.readersPubRate = runRate(ctx, rate, o.duration, rateReader)
 	busy := pubCtx.Err() == nil && pub.n < int64(o.readerPubs) // still publishing when the readers stopped
 	stopPub()
 	wg.Wait()
@@ -104,7 +113,9 @@ func (r *result) measureServer(ctx context.Context, o options, dir string, srv *
 	if !busy {
 		r.fail("readers with a publisher", fmt.Errorf("the publisher ran out of packages (%d) before the readers stopped: raise -reader-publishes", o.readerPubs))
 	}
+	r.readersRate = runRate(ctx, rate, o.duration, rateReader) // the publisher has stopped
 	fmt.Fprintf(out, "index.json readers (%d): alone %s; with one publisher %s (publisher: %s)\n", o.readers, r.readers, r.readersPub, pub)
+	fmt.Fprintf(out, "index.json readers at %.1f/s (open loop): alone %s; with one publisher %s\n", rate, r.readersRate, r.readersPubRate)
 
 	// Publish latency and throughput with 1, then 16 clients.
 	for _, p := range []struct {

@@ -113,6 +113,15 @@ func printSummary(out io.Writer, z zero, all []*result) {
 		}
 		return ratio(float64(r.readersPub.pct(.99)), float64(r.readers.pct(.99)))
 	})
+	row("index.json readers at ¼ of that rate, open loop, p99: alone / with a publisher", func(r *result) string {
+		return msOr(r.readersRate, .99) + " / " + msOr(r.readersPubRate, .99)
+	})
+	row("**readers' p99 with/without a publisher, open loop at ¼ rate** (target ≤ 1.2×)", func(r *result) string {
+		if r.readersRate == nil || r.readersPubRate == nil {
+			return "–"
+		}
+		return ratio(float64(r.readersPubRate.pct(.99)), float64(r.readersRate.pct(.99)))
+	})
 	row("publishes during the readers phase", func(r *result) string {
 		if r.pubDuringReaders == nil {
 			return "–"

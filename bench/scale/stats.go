@@ -105,6 +105,46 @@ func run(ctx context.Context, workers, count int, d time.Duration, op func(ctx c
 	return all
 }
 
+// runRate calls op at a fixed total rate (open loop: a call is due every 1/rate s whatever
+// the calls before it took) for the duration, from enough goroutines that a slow call does
+// not hold back the next one, and measures each call from the moment it was due, so that a
+// server stall counts in full (no coordinated omission).
+func runRate(ctx context.Context, rate float64, d time.Duration, op func(ctx context.Context) (int64, error)) *stats {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		mu  sync.Mutex
+		all = &stats{}
+		wg  sync.WaitGroup
+	)
+	every := time.Duration(float64(time.Second) / rate)
+	start := time.Now()
+	for k := 0; ; k++ {
+		due := start.Add(time.Duration(k) * every)
+		if wait := time.Until(due); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			n, err := op(ctx)
+			if ctx.Err() != nil {
+				return // cut off by the time bound
+			}
+			mu.Lock()
+			all.add(time.Since(due), n, err)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	all.elapsed = time.Since(start)
+	return all
+}
+
 func newClient(conns int, compression bool) *http.Client {
 	return &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
 		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: !compression,
