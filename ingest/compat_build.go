@@ -95,6 +95,7 @@ func (s *Service) hostEncoded(ctx context.Context, it *Item, e *relEntry, pol in
 		if enc, err = index.EncodePlugin(p, pol); err != nil {
 			return nil, err
 		}
+		s.host.encodes.Add(1)
 	}
 	if s.host.encs == nil {
 		s.host.encs = map[encKey]*index.Encoded{}

@@ -437,3 +437,37 @@ func TestHostClassesCycledBeyondTheWholeCache(t *testing.T) {
 		t.Errorf("a client without gzip: %d bytes after %d builds, want the document without a build", len(plain.Kandev.Body), s.HostCacheInfo().Builds)
 	}
 }
+
+// TestHostBuildsEncodeEachEntryOnce: a class build encodes only the entries no build has
+// encoded before (of any class, this generation or the last); the rest are reused.
+func TestHostBuildsEncodeEachEntryOnce(t *testing.T) {
+	s := newCompatService(t, compatReleases)
+	ctx := context.Background()
+	steps := []struct {
+		kandev, platform string
+		encodes          int64 // total after this host's build
+	}{
+		{"0.91.0", "linux-amd64", 2},  // p-multi@1.1.0, p-ui@1.0.0
+		{"0.92.0", "linux-amd64", 6},  // p-multi@2.0.0, p-ui@2.0.0, c-board@1.0.0, p-new@1.0.0
+		{"0.92.0", "darwin-arm64", 6}, // the same releases (p-new left out): nothing new
+		{"0.96.0", "linux-amd64", 6},  // 2.1.0 is yanked: the same as 0.92.0
+		{"0.85.0", "darwin-arm64", 7}, // p-multi@1.0.0
+	}
+	for _, st := range steps {
+		if _, err := s.HostIndex(ctx, mustHost(t, st.kandev, st.platform)); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.HostCacheInfo().Encodes; got != st.encodes {
+			t.Errorf("after %s on %s: %d entries encoded, want %d", st.kandev, st.platform, got, st.encodes)
+		}
+	}
+	if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "2.0.0", "0.93.4", "a new generation"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.HostIndex(ctx, mustHost(t, "0.92.0", "linux-amd64")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.HostCacheInfo().Encodes; got != 7+1 {
+		t.Errorf("after a curation of p-multi, 0.92.0: %d entries encoded, want 8 (p-multi's entries again, its rows reloaded; the others reused)", got)
+	}
+}

@@ -56,9 +56,9 @@ type hostState struct {
 	// encs are the encoded entries of the picked releases, by catalog item and release,
 	// of this generation; prev those of the previous one, taken over as builds use them.
 	encs, prev map[encKey]*index.Encoded
-	// builds and buildNanos count the documents built and the time they took; hits the
-	// requests answered from the cache.
-	builds, buildNanos, hits atomic.Int64
+	// builds and buildNanos count the documents built and the time they took, encodes the
+	// entries encoded for them, hits the requests answered from the cache.
+	builds, buildNanos, encodes, hits atomic.Int64
 }
 
 // encKey names an encoded entry: a catalog item (replaced whenever what its entry shows
@@ -340,6 +340,7 @@ type HostCacheInfo struct {
 	WholeBytes, CompressedBytes int   // their bytes
 	Builds                      int64 // classes built since the start
 	BuildTime                   time.Duration
+	Encodes                     int64 // entries encoded for builds (each entry once)
 	Hits                        int64 // requests answered from the cache
 }
 
@@ -347,7 +348,8 @@ type HostCacheInfo struct {
 func (s *Service) HostCacheInfo() HostCacheInfo {
 	s.host.mu.Lock()
 	defer s.host.mu.Unlock()
-	in := HostCacheInfo{Builds: s.host.builds.Load(), BuildTime: time.Duration(s.host.buildNanos.Load()), Hits: s.host.hits.Load()}
+	in := HostCacheInfo{Builds: s.host.builds.Load(), BuildTime: time.Duration(s.host.buildNanos.Load()), Hits: s.host.hits.Load(),
+		Encodes: s.host.encodes.Load()}
 	if s.host.hot != nil {
 		in.Whole, in.Compressed, in.WholeBytes, in.CompressedBytes = s.host.hot.Len(), s.host.cold.Len(), s.host.hotBytes, s.host.coldBytes
 	}
