@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -58,6 +59,19 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
+// reportCPUPercentiles reports the p50 and p99 of the CPU times of the queries, in
+// milliseconds (none when the system cannot tell a thread's CPU time).
+func reportCPUPercentiles(b *testing.B, cpu []time.Duration) {
+	b.Helper()
+	if len(cpu) == 0 {
+		return
+	}
+	slices.Sort(cpu)
+	at := func(p float64) float64 { return float64(cpu[int(p*float64(len(cpu)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(at(0.50), "p50-cpu-ms")
+	b.ReportMetric(at(0.99), "p99-cpu-ms")
+}
+
 // reportPercentiles reports the p50 and p99 of d in milliseconds.
 func reportPercentiles(b *testing.B, d []time.Duration) {
 	b.Helper()
@@ -99,15 +113,22 @@ func BenchmarkSearchCatalog(b *testing.B) {
 		for _, text := range []string{"metrics", catalog.CommonWord, "gen", "gen-metrics-000042", "metrics 000042"} {
 			q := store.SearchQuery{Q: text, Limit: 24}
 			b.Run(fmt.Sprintf("n=%d/q=%s", n, text), func(b *testing.B) {
-				var d []time.Duration
+				runtime.LockOSThread() // threadCPU measures this goroutine's queries (the driver runs on its caller)
+				defer runtime.UnlockOSThread()
+				var d, cpu []time.Duration
 				for b.Loop() {
 					start := time.Now()
+					startCPU, ok := threadCPU()
 					if _, err := s.SearchCounted(context.Background(), q); err != nil {
 						b.Fatal(err)
 					}
 					d = append(d, time.Since(start))
+					if end, endOK := threadCPU(); ok && endOK {
+						cpu = append(cpu, end-startCPU)
+					}
 				}
 				reportPercentiles(b, d)
+				reportCPUPercentiles(b, cpu)
 			})
 		}
 	}
