@@ -19,6 +19,7 @@ import (
 // decoder walks a yaml.Node tree and collects problems with their positions.
 type decoder struct {
 	found []located
+	known []string // manifest.Categories(), once asked (knownCategories)
 }
 
 type located struct {

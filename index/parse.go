@@ -118,18 +118,18 @@ func (d *decoder) plugin(n *yaml.Node, path string) (e Entry, idNode *yaml.Node,
 // requiredString decodes a required string field and checks it. ok is true when the field
 // holds a valid value.
 func (d *decoder) requiredString(parent *yaml.Node, vals *fieldVals, path, field, rule string, check func(string) string) (string, bool) {
-	fp := path + "." + field
 	v := vals.get(field)
 	if v == nil {
-		d.errorf(parent, "registry.field.required", fp, "the required field %s is missing", field)
+		d.errorf(parent, "registry.field.required", path+"."+field, "the required field %s is missing", field)
 		return "", false
 	}
-	s, ok := d.str(v, fp)
+	s, ok := strValue(v)
 	if !ok {
+		d.str(v, path+"."+field) // reports it
 		return "", false
 	}
 	if msg := check(s); msg != "" {
-		d.errorf(v, rule, fp, "%s", msg)
+		d.errorf(v, rule, path+"."+field, "%s", msg)
 		return s, false
 	}
 	return s, true
@@ -169,7 +169,7 @@ func (d *decoder) unknownCategories(n *yaml.Node, path string) {
 	if n == nil || n.Kind != yaml.SequenceNode {
 		return // d.strs reported it
 	}
-	known := manifest.Categories()
+	known := d.knownCategories()
 	for i, item := range n.Content {
 		c := item.Value
 		if item.Kind != yaml.ScalarNode || checkCategory(c) != "" || slices.Contains(known, c) {
@@ -182,6 +182,14 @@ func (d *decoder) unknownCategories(n *yaml.Node, path string) {
 		d.warnf(item, "registry.categories.unknown", fmt.Sprintf("%s[%d]", path, i),
 			"expected one of the categories Kandev hosts know (%s), found %q, which their filters never show%s", strings.Join(known, ", "), c, hint)
 	}
+}
+
+// knownCategories is manifest.Categories(), asked once per list rather than once per entry.
+func (d *decoder) knownCategories() []string {
+	if d.known == nil {
+		d.known = manifest.Categories()
+	}
+	return d.known
 }
 
 // owners decodes an owners list; one written but empty (owners: []) is most likely a
