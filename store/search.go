@@ -309,16 +309,30 @@ func searchRowCols(sort string) string {
 // packages it is in, where a prefix term makes the index merge every match first. Only
 // when whole words match SearchCap packages or fewer do its words match as prefixes too
 // (the search box's "as you type"), so the window holds every whole-word match or more
-// than SearchCap of them.
+// than SearchCap of them. Which pass it is, is decided by counting the whole-word matches
+// up to SearchCap+1 by rowid alone (the index, no row read), so the rows are read and
+// scored once.
 func (s *Store) searchWindow(ctx context.Context, q SearchQuery) ([]searchRow, error) {
 	cond, args := textWhere(q)
 	args[0] = strings.Replace(args[0].(string), ftsQuery(q.Q), wholeWords(q.Q), 1)
-	win, err := s.windowOf(ctx, q.Sort, cond, args)
-	if err != nil || len(win) > SearchCap {
-		return win, err
+	n, err := s.windowCount(ctx, cond, args)
+	if err != nil {
+		return nil, err
 	}
-	cond, args = textWhere(q)
+	if n <= SearchCap {
+		cond, args = textWhere(q)
+	}
 	return s.windowOf(ctx, q.Sort, cond, args)
+}
+
+// windowCount is the number of matches of cond, up to SearchCap+1.
+func (s *Store) windowCount(ctx context.Context, cond string, args []any) (int, error) {
+	var n int
+	query := "SELECT count(*) FROM (SELECT rowid FROM search WHERE " + cond + " ORDER BY rowid LIMIT ?)"
+	if err := s.r.QueryRowContext(ctx, query, append(slices.Clone(args), SearchCap+1)...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: search count: %w", err)
+	}
+	return n, nil
 }
 
 func (s *Store) windowOf(ctx context.Context, sort, cond string, args []any) ([]searchRow, error) {
