@@ -65,7 +65,9 @@ type Config struct {
 	RateAuth    int
 	RatePublish int
 	RateSearch  int
-	TrustProxy  bool
+	// RateHostBuild is host-aware documents built (class cache misses) per minute per IP.
+	RateHostBuild int
+	TrustProxy    bool
 
 	// HostCaps is the Kandev host capability table file of host-aware documents (--host-caps);
 	// empty means ingest.DefaultHostCaps. hostCaps is it parsed by validate.
@@ -119,6 +121,7 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.int(&cfg.RateAuth, "rate-auth", "REGISTRY_RATE_AUTH", server.DefaultRateAuth, formRate, "OIDC exchanges and failed token attempts per minute per IP; 0 disables")
 	b.int(&cfg.RatePublish, "rate-publish", "REGISTRY_RATE_PUBLISH", server.DefaultRatePublish, formRate, "publishes and other writes per minute per IP and per token; 0 disables")
 	b.int(&cfg.RateSearch, "rate-search", "REGISTRY_RATE_SEARCH", server.DefaultRateSearch, formRate, "searches per minute per IP and per token; 0 disables")
+	b.int(&cfg.RateHostBuild, "rate-host-build", "REGISTRY_RATE_HOST_BUILD", server.DefaultRateHostBuild, formRate, "host-aware index documents built (not yet cached) per minute per IP; 0 disables")
 	b.bool(&cfg.TrustProxy, "trust-proxy", "REGISTRY_TRUST_PROXY", "rate-limit by X-Forwarded-For from loopback/private proxies")
 	b.str(&cfg.HostCaps, "host-caps", "REGISTRY_HOST_CAPS", "", "Kandev host capability table (YAML) for /kandev/{version}/{platform}/index.json; default the table in docs/host-aware.md")
 	cfg.AdminToken = strings.TrimSpace(c.getenv("REGISTRY_ADMIN_TOKEN"))
@@ -185,7 +188,7 @@ func (cfg *Config) rateLimits() server.RateLimits {
 		return v
 	}
 	return server.RateLimits{Auth: off(cfg.RateAuth), Publish: off(cfg.RatePublish), Search: off(cfg.RateSearch),
-		TrustForwarded: cfg.TrustProxy}
+		HostBuild: off(cfg.RateHostBuild), TrustForwarded: cfg.TrustProxy}
 }
 
 // checkWritableDir creates dir if needed and proves it is writable.

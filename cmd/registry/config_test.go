@@ -96,7 +96,7 @@ func TestServeSettingsParse(t *testing.T) {
 	def := Config{Addr: "127.0.0.1:8080", DataDir: "DATA", PluginsPath: "./plugins.yaml", PublicURL: "http://127.0.0.1:8080",
 		MaxBodyBytes: 100 << 20, SiteName: "Plugin Registry", MaxIndexBytes: 5 << 20, IndexOrder: "downloads", SigstoreTlog: 1, SigstoreTimestamps: 1, SigstoreSCTs: 1,
 		OIDCIssuer: "https://token.actions.githubusercontent.com", OIDCAudience: "http://127.0.0.1:8080",
-		GitHubAPI: "https://api.github.com", SyncInterval: 15 * time.Minute, ScrubInterval: 24 * time.Hour, LogFormat: "text", RateAuth: 30, RatePublish: 60, RateSearch: 600}
+		GitHubAPI: "https://api.github.com", SyncInterval: 15 * time.Minute, ScrubInterval: 24 * time.Hour, LogFormat: "text", RateAuth: 30, RatePublish: 60, RateSearch: 600, RateHostBuild: 30}
 	with := func(f func(*Config)) Config { c := def; f(&c); return c }
 	tests := []struct {
 		name string
@@ -113,10 +113,10 @@ func TestServeSettingsParse(t *testing.T) {
 				c.MaxBodyBytes, c.SyncInterval, c.Demo, c.LogFormat, c.RateAuth, c.OIDCIssuer = 2<<20, 0, true, "json", 0, "off"
 				c.PublicURL, c.OIDCAudience = "https://p.example.com", "https://p.example.com"
 			})},
-		{"flags beat environment", []string{"--max-body", "3145728", "--demo=false", "--trust-proxy", "--addr", ":9090"},
-			map[string]string{"REGISTRY_MAX_BODY": "2097152", "REGISTRY_DEMO": "true"},
+		{"flags beat environment", []string{"--max-body", "3145728", "--demo=false", "--trust-proxy", "--addr", ":9090", "--rate-host-build", "5"},
+			map[string]string{"REGISTRY_MAX_BODY": "2097152", "REGISTRY_DEMO": "true", "REGISTRY_RATE_HOST_BUILD": "7"},
 			with(func(c *Config) {
-				c.MaxBodyBytes, c.TrustProxy, c.Addr = 3<<20, true, ":9090"
+				c.MaxBodyBytes, c.TrustProxy, c.Addr, c.RateHostBuild = 3<<20, true, ":9090", 5
 				c.PublicURL, c.OIDCAudience = "http://127.0.0.1:9090", "http://127.0.0.1:9090"
 			})},
 	}
@@ -138,5 +138,16 @@ func TestServeSettingsParse(t *testing.T) {
 				t.Errorf("config (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestRateLimitsMapEveryClass: each rate flag reaches its class, and 0 turns it off.
+func TestRateLimitsMapEveryClass(t *testing.T) {
+	cfg := Config{RateAuth: 1, RatePublish: 2, RateSearch: 3, RateHostBuild: 4}
+	if got := cfg.rateLimits(); got.Auth != 1 || got.Publish != 2 || got.Search != 3 || got.HostBuild != 4 {
+		t.Errorf("rateLimits() = %+v, want auth 1, publish 2, search 3, host_build 4", got)
+	}
+	if got := (&Config{}).rateLimits(); got.Auth != -1 || got.Publish != -1 || got.Search != -1 || got.HostBuild != -1 {
+		t.Errorf("rateLimits() of zeros = %+v, want every class off (-1)", got)
 	}
 }
