@@ -12,7 +12,7 @@ INSERT OR IGNORE INTO search_keys (key, search_rowid) SELECT lower(id), rowid FR
 INSERT OR IGNORE INTO search_keys (key, search_rowid) SELECT lower(name), rowid FROM search;
 CREATE INDEX search_keys_rowid ON search_keys (search_rowid);
 
--- The search table gets prefix indexes for prefixes of 2 to 4 characters: a search's
+-- The search table gets prefix indexes for prefixes of 2 to 8 characters: a search's
 -- prefix pass ("as you type") then reads one index entry per word, streamed and skipped
 -- through like a whole word's, instead of merging the matches of every word that starts
 -- with it (every row, for "gen" over ids gen-...-NNNNNN whose descriptions say
@@ -21,7 +21,7 @@ CREATE VIRTUAL TABLE search_prefixed USING fts5 (
     id, name, description, author, categories,
     kind UNINDEXED, updated_at UNINDEXED, downloads UNINDEXED,
     tokenize = 'unicode61 remove_diacritics 2',
-    prefix = '2 3 4'
+    prefix = '2 3 4 5 6 7 8'
 );
 INSERT INTO search_prefixed (rowid, id, name, description, author, categories, kind, updated_at, downloads)
     SELECT rowid, id, name, description, author, categories, kind, updated_at, downloads FROM search;
