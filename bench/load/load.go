@@ -80,9 +80,18 @@ func newClient(conns int) *http.Client {
 
 // do runs one GET and drains the body.
 func do(ctx context.Context, c *http.Client, u string) (int, int64, error) {
+	return doEncoded(ctx, c, u, "")
+}
+
+// doEncoded runs one GET with Accept-Encoding: enc ("" sends none) and drains the body,
+// counting the bytes as they came (the transport does not decompress).
+func doEncoded(ctx context.Context, c *http.Client, u, enc string) (int, int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return 0, 0, err
+	}
+	if enc != "" {
+		req.Header.Set("Accept-Encoding", enc)
 	}
 	res, err := c.Do(req)
 	if err != nil {
@@ -96,6 +105,11 @@ func do(ctx context.Context, c *http.Client, u string) (int, int64, error) {
 // hammer runs workers until the phase's time or count bound; each worker calls next to
 // pick a request kind and URL. Results are per kind.
 func hammer(ctx context.Context, o options, c *http.Client, next func(r *rand.Rand) (kind, url string)) map[string]*stats {
+	return hammerEncoded(ctx, o, c, "", next)
+}
+
+// hammerEncoded is hammer with every request sending Accept-Encoding: enc.
+func hammerEncoded(ctx context.Context, o options, c *http.Client, enc string, next func(r *rand.Rand) (kind, url string)) map[string]*stats {
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	var (
@@ -112,7 +126,7 @@ func hammer(ctx context.Context, o options, c *http.Client, next func(r *rand.Ra
 			for ctx.Err() == nil && issued.Add(1) <= o.maxRequests {
 				kind, u := next(r)
 				t0 := time.Now()
-				status, n, err := do(ctx, c, u)
+				status, n, err := doEncoded(ctx, c, u, enc)
 				if ctx.Err() != nil {
 					break // cut off by the time bound: not a server error
 				}
@@ -140,12 +154,13 @@ func hammer(ctx context.Context, o options, c *http.Client, next func(r *rand.Ra
 
 func okStatus(s int) bool { return s == http.StatusOK || s == http.StatusNotModified }
 
-// measureIndex loads one URL, checking every body's size.
-func measureIndex(ctx context.Context, o options, u string, size int) *stats {
+// measureIndex loads one URL with Accept-Encoding: enc ("" sends none), checking every
+// body's size (as sent: the gzip bytes for gzip).
+func measureIndex(ctx context.Context, o options, u, enc string, size int) *stats {
 	c := newClient(o.clients)
 	defer c.CloseIdleConnections()
-	do(ctx, c, u) // warm up the connection pool and caches
-	res := hammer(ctx, o, c, func(*rand.Rand) (string, string) { return "index", u })["index"]
+	doEncoded(ctx, c, u, enc) // warm up the connection pool and caches
+	res := hammerEncoded(ctx, o, c, enc, func(*rand.Rand) (string, string) { return "index", u })["index"]
 	if res == nil {
 		return &stats{elapsed: time.Nanosecond}
 	}

@@ -34,6 +34,7 @@ type registry struct {
 	ids       []string
 	packages  []string // package URLs from index.json
 	index     []byte   // the uncompressed index.json
+	gzipIndex []byte   // index.json as sent to a client with Accept-Encoding: gzip
 	entries   int
 	setupTime time.Duration
 	stop      func()
@@ -202,6 +203,28 @@ func (r *registry) loadIndex() error {
 	r.entries = len(doc.Plugins)
 	if r.entries == 0 {
 		return fmt.Errorf("load: index.json lists nothing")
+	}
+	return r.loadGzipIndex()
+}
+
+// loadGzipIndex fetches index.json's gzip representation once, as the registry sends it:
+// the bytes nginx's gzip_static will serve as index.json.gz.
+func (r *registry) loadGzipIndex() error {
+	req, err := http.NewRequest(http.MethodGet, r.url+"/index.json", nil)
+	if err != nil {
+		return fmt.Errorf("load: index.json gzip: %w", err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+	if err != nil {
+		return fmt.Errorf("load: index.json gzip: %w", err)
+	}
+	defer res.Body.Close()
+	if enc := res.Header.Get("Content-Encoding"); enc != "gzip" {
+		return fmt.Errorf("load: index.json with Accept-Encoding: gzip came back with Content-Encoding %q", enc)
+	}
+	if r.gzipIndex, err = io.ReadAll(res.Body); err != nil {
+		return fmt.Errorf("load: index.json gzip: %w", err)
 	}
 	return nil
 }
