@@ -121,10 +121,7 @@ func (s *Service) CheckBlobsExist(ctx context.Context) error {
 		if len(r.Uses) == 0 {
 			continue
 		}
-		f, err := s.store.Blobs.OpenVerified(r.SHA256, r.Size)
-		if err == nil {
-			_ = f.Close()
-		}
+		err := s.store.Blobs.StatVerified(r.SHA256, r.Size)
 		changed = s.setDamage(r.SHA256, problemOf(r, err)) || changed
 	}
 	if changed {

@@ -145,6 +145,25 @@ func (b *Blobs) OpenVerified(sha string, size int64) (*os.File, error) {
 	return f, nil
 }
 
+// StatVerified is OpenVerified without opening: one stat(2) of the blob's file, for a check
+// of every blob at start (a third of the system calls). The same errors.
+func (b *Blobs) StatVerified(sha string, size int64) error {
+	if !validSHA(sha) {
+		return fmt.Errorf("store: blob %q: not a sha256 digest: %w", sha, ErrBlobCorrupt)
+	}
+	st, err := os.Stat(b.Path(sha))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("store: blob %s: no file at %s: %w", sha, b.Path(sha), ErrBlobMissing)
+	}
+	if err != nil {
+		return fmt.Errorf("store: stat blob %s: %w", sha, err)
+	}
+	if !st.Mode().IsRegular() || st.Size() != size {
+		return fmt.Errorf("store: blob %s is %d bytes, recorded as %d: %w", sha, st.Size(), size, ErrBlobCorrupt)
+	}
+	return nil
+}
+
 // Check re-reads a whole blob and compares its size and sha256 with the recorded ones: nil
 // when both match, else an error wrapping ErrBlobMissing or ErrBlobCorrupt (or an I/O
 // error). It reads the file once, in constant memory.

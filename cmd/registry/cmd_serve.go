@@ -128,12 +128,16 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 			return err
 		}
 	}
+	// A lost or truncated blob is found before the first request: its release leaves the
+	// index and /readyz names it. The check (a stat of every blob) runs beside the first
+	// build (decoding and encoding every release): a blob found damaged rebuilds once more.
+	checked := make(chan error, 1)
+	go func() { checked <- svc.CheckBlobsExist(ctx) }()
 	if err := startIndex(ctx, c, svc, log); err != nil {
+		<-checked
 		return err
 	}
-	// A lost or truncated blob is found before the first request: its release leaves the
-	// index and /readyz names it.
-	if err := svc.CheckBlobsExist(ctx); err != nil {
+	if err := <-checked; err != nil {
 		return err
 	}
 	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log, demo: dm}
