@@ -31,6 +31,11 @@ func TestDamagedBlobsLeaveTheIndexUntilRepaired(t *testing.T) {
 				t.Fatalf("download of a truncated blob: %d, want 503", r.Status)
 			}
 		}, "corrupt"},
+		{"a truncated blob, found at start", truncate, func(t *testing.T, e *env) {
+			if err := e.svc.CheckBlobsExist(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}, "corrupt"},
 		{"a deleted blob, found at start", remove, func(t *testing.T, e *env) {
 			if err := e.svc.CheckBlobsExist(context.Background()); err != nil {
 				t.Fatal(err)

@@ -78,6 +78,9 @@ func TestOpenVerifiedChecksTheRecordedSize(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("OpenVerified err = %v, want %v", err, tt.wantErr)
 			}
+			if serr := s.Blobs.StatVerified(sha, tt.size); !errors.Is(serr, tt.wantErr) || (tt.wantErr == nil && serr != nil) {
+				t.Fatalf("StatVerified err = %v, want %v (as OpenVerified)", serr, tt.wantErr)
+			}
 			if err != nil && !strings.Contains(err.Error(), sha) {
 				t.Errorf("error %q does not name the sha256", err)
 			}
