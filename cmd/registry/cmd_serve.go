@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -133,11 +134,13 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	// build (decoding and encoding every release): a blob found damaged rebuilds once more.
 	checked := make(chan error, 1)
 	go func() { checked <- svc.CheckBlobsExist(ctx) }()
-	if err := startIndex(ctx, c, svc, log); err != nil {
-		<-checked
-		return err
+	restoreGC := startupGC()
+	err = startIndex(ctx, c, svc, log)
+	if cerr := <-checked; err == nil {
+		err = cerr
 	}
-	if err := <-checked; err != nil {
+	restoreGC()
+	if err != nil {
 		return err
 	}
 	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log, demo: dm}
@@ -319,4 +322,15 @@ func (r *reloader) onSIGHUP(ctx context.Context) {
 			_ = r.reload(ctx, "sighup", false)
 		}
 	}
+}
+
+// startupGC lets the heap grow further between collections while the first build decodes
+// and encodes every release (most of what it allocates is garbage at once), unless the
+// operator set GOGC; the returned func puts the collector back as it was.
+func startupGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(400)
+	return func() { debug.SetGCPercent(old) }
 }

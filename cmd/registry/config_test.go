@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,26 @@ func TestRateLimitsMapEveryClass(t *testing.T) {
 	}
 	if got := (&Config{}).rateLimits(); got.Auth != -1 || got.Publish != -1 || got.Search != -1 || got.HostBuild != -1 {
 		t.Errorf("rateLimits() of zeros = %+v, want every class off (-1)", got)
+	}
+}
+
+// TestStartupGC: the first build runs with a larger GC target that is put back after it,
+// and an operator's GOGC is left alone.
+func TestStartupGC(t *testing.T) {
+	t.Setenv("GOGC", "")
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	restore := startupGC()
+	if got := debug.SetGCPercent(400); got != 400 {
+		t.Errorf("during the first build GOGC is %d, want 400", got)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after it GOGC is %d, want 100 back", got)
+	}
+	t.Setenv("GOGC", "50")
+	startupGC()()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set, startupGC changed the collector to %d", got)
 	}
 }
