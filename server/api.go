@@ -141,7 +141,7 @@ func (s *Server) handlePluginList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := pageInRange(n, l); err != nil {
+	if err := pageInRange(n, q.Limit, l); err != nil {
 		return err
 	}
 	page := n

@@ -181,6 +181,12 @@ func TestListingPageBounds(t *testing.T) {
 			t.Errorf("GET %s: %d, want %d (%s)", tt.path, res.Status, tt.want, res.Body)
 		}
 	}
+	// A page past the last names the last page, not the number of entries.
+	for path, last := range map[string]string{"/?page=4": "3 pages", "/api/v1/plugins?per_page=25&page=4": "3 pages"} {
+		if res := e.get(path); !bytes.Contains(res.Body, []byte("this listing has "+last)) {
+			t.Errorf("GET %s: %.300s, want it to say the listing has %s", path, res.Body, last)
+		}
+	}
 	for _, hostile := range []string{"0", "-1", "99999999999", "99999999999999999999999", "10001", "1e3", "abc", "%00", "2.5", "+2"} {
 		for _, base := range []string{"/?page=", "/categories/tools?page=", "/publishers/pub-a?page=", "/api/v1/plugins?page="} {
 			res := e.get(base + hostile)

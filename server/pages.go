@@ -49,7 +49,7 @@ func (s *Server) handleHome(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := pageInRange(page, l); err != nil {
+	if err := pageInRange(page, pagePerPage, l); err != nil {
 		return err
 	}
 	p := web.HomePage{Meta: s.meta("", "Plugins, canvases and Curupira extensions, checked and signed.", "/"),
@@ -115,9 +115,10 @@ func hasText(q string) bool {
 }
 
 // pageInRange refuses a page past the last (page 1 of nothing is an empty listing).
-func pageInRange(n int, l page) error {
+func pageInRange(n, perPage int, l page) error {
 	if n > 1 && len(l.items) == 0 {
-		return errf(http.StatusNotFound, fmt.Sprintf("there is no page %d: this listing has %d; go back to page 1", n, l.total))
+		last := max(1, (l.total+perPage-1)/perPage)
+		return errf(http.StatusNotFound, fmt.Sprintf("there is no page %d: this listing has %d pages (%d entries); go back to page %d", n, last, l.total, last))
 	}
 	return nil
 }
@@ -276,7 +277,7 @@ func (s *Server) handlePublisherPage(c echo.Context) error {
 		return errf(http.StatusNotFound, "no publisher named "+name+" maintains anything listed here")
 	}
 	l := page{items: windowOf(pv.Items, (n-1)*pagePerPage, pagePerPage), total: len(pv.Items)}
-	if err := pageInRange(n, l); err != nil {
+	if err := pageInRange(n, pagePerPage, l); err != nil {
 		return err
 	}
 	p := web.PublisherPage{Meta: s.meta(name, "Packages published by "+name, web.PublisherURL(name)), Name: name,
@@ -338,7 +339,7 @@ func (s *Server) handleCategoryPage(c echo.Context) error {
 	if l.total == 0 {
 		return errf(http.StatusNotFound, "no category named "+q.Category)
 	}
-	if err := pageInRange(n, l); err != nil {
+	if err := pageInRange(n, pagePerPage, l); err != nil {
 		return err
 	}
 	// The sidebar links to plain category pages (every kind, no query), so it counts those.
