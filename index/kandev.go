@@ -124,7 +124,9 @@ type kandevDoc struct {
 	Plugins       []kandevEntry `json:"plugins"`
 }
 
-type kandevEntry struct {
+// contractEntry is the fields of a Kandev entry the contract (§1) names, in its order:
+// the full entry and the compact one (policy_encode.go) both begin with them.
+type contractEntry struct {
 	ID               string          `json:"id"`
 	Kind             string          `json:"kind"`
 	Name             string          `json:"name"`
@@ -143,14 +145,19 @@ type kandevEntry struct {
 	Previews         []Preview       `json:"previews"`
 	Stars            *int            `json:"stars"`
 	UpdatedAt        *string         `json:"updated_at"`
-	Downloads        int64           `json:"downloads"`
-	Signature        *signatureJSON  `json:"signature"`
-	Featured         bool            `json:"featured"`
-	Official         bool            `json:"official"`
-	VersionsURL      string          `json:"versions_url,omitempty"`
-	Deprecated       *Deprecation    `json:"deprecated"`
-	APIVersion       int             `json:"api_version,omitempty"`
-	Platforms        []string        `json:"platforms"`
+}
+
+// kandevEntry is a full entry: the contract's fields, then the registry's additive ones.
+type kandevEntry struct {
+	contractEntry
+	Downloads   int64          `json:"downloads"`
+	Signature   *signatureJSON `json:"signature"`
+	Featured    bool           `json:"featured"`
+	Official    bool           `json:"official"`
+	VersionsURL string         `json:"versions_url,omitempty"`
+	Deprecated  *Deprecation   `json:"deprecated"`
+	APIVersion  int            `json:"api_version,omitempty"`
+	Platforms   []string       `json:"platforms"`
 }
 
 type publisherJSON struct {
@@ -238,12 +245,12 @@ func kandevEntryOf(p Plugin) (kandevEntry, error) {
 		name = Humanize(p.ID)
 	}
 	return kandevEntry{
-		ID: p.ID, Kind: kind, Name: name, Description: p.Description, Author: p.Author,
-		Categories: nonNil(p.Categories), IconURL: nullable(p.IconURL), RepoURL: p.RepoURL,
-		Version: p.Version, MinKandevVersion: nullable(p.MinKandevVersion), License: p.License,
-		PackageURL: p.PackageURL, PackageSHA256: nullable(p.PackageSHA256),
-		Publisher: publisherOf(p.Publisher), Permissions: permissionsOf(p.Permissions),
-		Previews: nonNil(p.Previews), Stars: p.Stars, UpdatedAt: nullableTime(p.UpdatedAt),
+		contractEntry: contractEntry{ID: p.ID, Kind: kind, Name: name, Description: p.Description, Author: p.Author,
+			Categories: nonNil(p.Categories), IconURL: nullable(p.IconURL), RepoURL: p.RepoURL,
+			Version: p.Version, MinKandevVersion: nullable(p.MinKandevVersion), License: p.License,
+			PackageURL: p.PackageURL, PackageSHA256: nullable(p.PackageSHA256),
+			Publisher: publisherOf(p.Publisher), Permissions: permissionsOf(p.Permissions),
+			Previews: nonNil(p.Previews), Stars: p.Stars, UpdatedAt: nullableTime(p.UpdatedAt)},
 		Downloads: p.Downloads, Signature: signatureOf(p.Signature),
 		Featured: p.Featured, Official: p.Official, VersionsURL: p.VersionsURL,
 		Deprecated: p.Deprecated, APIVersion: p.APIVersion, Platforms: nonNil(p.Platforms),

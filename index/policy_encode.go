@@ -7,27 +7,10 @@ import "fmt"
 // registry's additive fields only what hosts filter by (api_version, platforms) and where
 // the rest is (details_url, the per-plugin document).
 type compactEntry struct {
-	ID               string          `json:"id"`
-	Kind             string          `json:"kind"`
-	Name             string          `json:"name"`
-	Description      string          `json:"description"`
-	Author           string          `json:"author"`
-	Categories       []string        `json:"categories"`
-	IconURL          *string         `json:"icon_url"`
-	RepoURL          string          `json:"repo_url"`
-	Version          string          `json:"version"`
-	MinKandevVersion *string         `json:"min_kandev_version"`
-	License          string          `json:"license,omitempty"`
-	PackageURL       string          `json:"package_url"`
-	PackageSHA256    *string         `json:"package_sha256"`
-	Publisher        *publisherJSON  `json:"publisher,omitempty"`
-	Permissions      *permissionJSON `json:"permissions,omitempty"`
-	Previews         []Preview       `json:"previews"`
-	Stars            *int            `json:"stars"`
-	UpdatedAt        *string         `json:"updated_at"`
-	APIVersion       int             `json:"api_version,omitempty"`
-	Platforms        []string        `json:"platforms"`
-	DetailsURL       string          `json:"details_url,omitempty"`
+	contractEntry
+	APIVersion int      `json:"api_version,omitempty"`
+	Platforms  []string `json:"platforms"`
+	DetailsURL string   `json:"details_url,omitempty"`
 }
 
 // EncodePlugin serialises one Kandev entry in full and compact form under p.
@@ -40,11 +23,9 @@ func EncodePlugin(pl Plugin, p Policy) (*Encoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %w", pl.ID, err)
 	}
-	c := compactEntry{ID: e.ID, Kind: e.Kind, Name: e.Name, Description: TruncateRunes(e.Description, p.descriptionMax()),
-		Author: e.Author, Categories: e.Categories, IconURL: e.IconURL, RepoURL: e.RepoURL, Version: e.Version,
-		MinKandevVersion: e.MinKandevVersion, License: e.License, PackageURL: e.PackageURL, PackageSHA256: e.PackageSHA256,
-		Publisher: e.Publisher, Permissions: e.Permissions, Previews: e.Previews[:min(len(e.Previews), 1)], Stars: e.Stars,
-		UpdatedAt: e.UpdatedAt, APIVersion: e.APIVersion, Platforms: e.Platforms}
+	c := compactEntry{contractEntry: e.contractEntry, APIVersion: e.APIVersion, Platforms: e.Platforms}
+	c.Description = TruncateRunes(e.Description, p.descriptionMax())
+	c.Previews = e.Previews[:min(len(e.Previews), 1)]
 	if p.BaseURL != "" {
 		c.DetailsURL = p.BaseURL + "/api/v1/index/" + e.ID + ".json"
 	}
