@@ -6,20 +6,15 @@
 package catalog
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing/fstest"
-	"time"
 
 	"github.com/pluginyard/registry/pack"
 )
@@ -101,66 +96,10 @@ func Package(i int, version string, key ed25519.PrivateKey) ([]byte, error) {
 		return buf.Bytes(), nil
 	}
 	var signed bytes.Buffer
-	if err := sign(buf.Bytes(), key, &signed); err != nil {
+	if err := pack.Sign(buf.Bytes(), key, &signed); err != nil {
 		return nil, fmt.Errorf("catalog: sign %s: %w", id, err)
 	}
 	return signed.Bytes(), nil
-}
-
-// sign copies the entries of pkg into a new archive with pack's gzip settings and inserts
-// checksums.txt.sig (base64 ed25519 signature of the checksums.txt bytes) after checksums.txt.
-func sign(pkg []byte, key ed25519.PrivateKey, w io.Writer) error {
-	zr, err := gzip.NewReader(bytes.NewReader(pkg))
-	if err != nil {
-		return err
-	}
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	zw.OS = 255 // as pack writes it
-	tw := tar.NewWriter(zw)
-	signed := false
-	for tr := tar.NewReader(zr); ; {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return err
-		}
-		if err := writeEntry(tw, h, data); err != nil {
-			return err
-		}
-		if h.Name == pack.ChecksumsFile {
-			sig := base64.StdEncoding.EncodeToString(ed25519.Sign(key, data)) + "\n"
-			sh := &tar.Header{Typeflag: tar.TypeReg, Name: pack.ChecksumsSigFile, Mode: pack.FileMode, ModTime: time.Unix(pack.EpochUnix, 0)}
-			if err := writeEntry(tw, sh, []byte(sig)); err != nil {
-				return err
-			}
-			signed = true
-		}
-	}
-	if !signed {
-		return fmt.Errorf("no %s to sign", pack.ChecksumsFile)
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return zw.Close()
-}
-
-func writeEntry(tw *tar.Writer, h *tar.Header, data []byte) error {
-	h.Size = int64(len(data))
-	if err := tw.WriteHeader(h); err != nil {
-		return fmt.Errorf("tar header %s: %w", h.Name, err)
-	}
-	_, err := tw.Write(data)
-	return err
 }
 
 // List is the plugins.yaml of the first n plugins; with pub set, every entry requires a
