@@ -341,12 +341,8 @@ func (s *Shards) Plan(name string) (*ShardPlan, bool) {
 	if s == nil {
 		return nil, false
 	}
-	for _, p := range s.Plans {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return nil, false
+	p, ok := s.byKey[name]
+	return p, ok
 }
 
 // URLs returns the id shards' and the category shards' URLs.
