@@ -453,7 +453,7 @@ func newDocument(body []byte, at time.Time) Document {
 // newDocumentDigest is newDocument when body's index.Digest is known: its ETag.
 func newDocumentDigest(body []byte, at time.Time, digest [sha256.Size]byte) Document {
 	return Document{Body: body, ETag: `"` + hex.EncodeToString(digest[:16]) + `"`, LastModified: at.Truncate(time.Second),
-		lazy: &docLazy{}}
+		lazy: &docLazy{born: time.Now()}}
 }
 
 // searchDoc is the search row of one item.

@@ -43,9 +43,11 @@ func gzipLevel(n int) int {
 // docLazy is what a document makes on first use, shared by its copies: its body's file,
 // its gzip bytes and their file.
 type docLazy struct {
-	dir       string // where the files go; "" keeps them in memory only
-	name      string // "kandev" | "curupira" | a shard's name
+	dir       string    // where the files go; "" keeps them in memory only
+	name      string    // "kandev" | "curupira" | a shard's name
+	born      time.Time // when the document was built (bodyFileDelay counts from it)
 	bodyOnce  sync.Once
+	bodyStart atomic.Bool // the write was started
 	bodyReady atomic.Bool // bodyFile is set (the write ended, written or not)
 	bodyFile  string
 	gzOnce    sync.Once
@@ -54,9 +56,15 @@ type docLazy struct {
 	gzFile    string
 }
 
+// bodyFileDelay is how long a document is served from memory before its file is written:
+// under a stream of changes (a publish every few milliseconds) each document is superseded
+// before then, so none of them costs a write of up to 5 MiB that no reader would use.
+const bodyFileDelay = 500 * time.Millisecond
+
 // BodyFile is the document's body on disk, for zero-copy serving; "" until it is written
-// (the bytes are then served from memory). The first call starts the write in the
-// background: no request waits for a file after a change.
+// (the bytes are then served from memory). The first call once the document is
+// bodyFileDelay old starts the write in the background: no request waits for a file after
+// a change.
 func (d *Document) BodyFile() string {
 	if d.lazy == nil {
 		return ""
@@ -65,7 +73,13 @@ func (d *Document) BodyFile() string {
 	if l.bodyReady.Load() {
 		return l.bodyFile
 	}
-	l.bodyOnce.Do(func() { go d.writeBodyFile() })
+	if time.Since(l.born) < bodyFileDelay {
+		return ""
+	}
+	l.bodyOnce.Do(func() {
+		l.bodyStart.Store(true)
+		go d.writeBodyFile()
+	})
 	return ""
 }
 

@@ -15,6 +15,7 @@ import (
 func TestBodyFileNeverBlocks(t *testing.T) {
 	d := newDocument([]byte(`{"schema_version":1,"plugins":[]}`), time.Now())
 	d.lazy.dir, d.lazy.name = t.TempDir(), "kandev"
+	d.lazy.born = time.Now().Add(-bodyFileDelay)
 	if f := d.BodyFile(); f != "" {
 		t.Fatalf("first BodyFile() = %q: the write must not be waited for", f)
 	}
@@ -25,6 +26,23 @@ func TestBodyFileNeverBlocks(t *testing.T) {
 	got, err := os.ReadFile(d.BodyFile())
 	if err != nil || !bytes.Equal(got, d.Body) {
 		t.Fatalf("the file %q holds %q (%v), want the body", d.BodyFile(), got, err)
+	}
+}
+
+// A document younger than bodyFileDelay is served from memory and starts no write: under
+// back-to-back publishes no superseded document is written to disk.
+func TestBodyFileWaitsForAStableDocument(t *testing.T) {
+	d := newDocument([]byte(`{"schema_version":1,"plugins":[]}`), time.Now())
+	d.lazy.dir, d.lazy.name = t.TempDir(), "kandev"
+	for range 3 {
+		if f := d.BodyFile(); f != "" || d.lazy.bodyStart.Load() {
+			t.Fatalf("BodyFile() of a new document = %q, write started %v: want memory and no write before %v", f, d.lazy.bodyStart.Load(), bodyFileDelay)
+		}
+	}
+	d.lazy.born = time.Now().Add(-bodyFileDelay)
+	_ = d.BodyFile()
+	if !d.lazy.bodyStart.Load() {
+		t.Fatalf("a document %v old started no write", bodyFileDelay)
 	}
 }
 
