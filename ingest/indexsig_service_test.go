@@ -62,8 +62,9 @@ func TestDocumentsAreSignedWithTheirCheckpoint(t *testing.T) {
 	}
 }
 
-// TestSignatureIsRefreshedBeforeExpiry: the same documents, asked for after a day, come with
-// a signature whose expiry moved on; before a day, the same signature.
+// TestSignatureIsRefreshedBeforeExpiry: documents are signed when first asked for; the same
+// documents, asked for after a day, come with a signature whose expiry moved on; before a
+// day, the same signature.
 func TestSignatureIsRefreshedBeforeExpiry(t *testing.T) {
 	size, now := int64(0), time.Date(2026, 9, 18, 6, 0, 12, 0, time.UTC)
 	t0 := now
@@ -72,6 +73,9 @@ func TestSignatureIsRefreshedBeforeExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := svc.Documents().Kandev.Body
+	if st := verifyServed(t, svc, v, KandevDocument, body, now); !st.SignedAt.Equal(t0) { // signed on first request
+		t.Errorf("first request: signed at %s, want %s", st.SignedAt, t0)
+	}
 	now = t0.Add(23 * time.Hour)
 	if st := verifyServed(t, svc, v, KandevDocument, body, now); !st.SignedAt.Equal(t0) {
 		t.Errorf("after 23 h: signed at %s, want the first signature (%s)", st.SignedAt, t0)
