@@ -44,6 +44,9 @@ func TestBodyFileWaitsForAStableDocument(t *testing.T) {
 	if !d.lazy.bodyStart.Load() {
 		t.Fatalf("a document %v old started no write", bodyFileDelay)
 	}
+	for deadline := time.Now().Add(5 * time.Second); !d.lazy.bodyReady.Load() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond) // the write ends before the temporary directory goes
+	}
 }
 
 // Large documents are compressed at the default level, small ones at the best; both
