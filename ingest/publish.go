@@ -158,27 +158,40 @@ func mayPublish(a Actor, id string, owners []string) bool {
 	}
 }
 
-// commit stores a checked package. Under rebuildMu, from the candidate build to the
-// rebuild: the version and file-id checks and the candidate documents against the store
-// as it is, then the blobs (durable) and the row, then the documents are rebuilt with it.
-// Identical bytes already published are accepted again, different bytes are a conflict.
+// commit stores a checked package and returns once the documents in force show it. Under
+// rebuildMu: the version and file-id checks and the candidate entry against the store as it
+// is, then the blobs (durable) and the row. The documents are then rebuilt with it, in one
+// build with the publishes committed meanwhile (buildQueue). Identical bytes already
+// published are accepted again, different bytes are a conflict.
 func (s *Service) commit(ctx context.Context, u *Upload, c checked) (*PublishResult, error) {
+	res, ticket, err := s.commitRow(ctx, u, c)
+	if err == nil && ticket > 0 {
+		s.builds.wait(ticket, s.buildQueued)
+	}
+	return res, err
+}
+
+// commitRow is commit's part under rebuildMu; a created release is queued for the build
+// and its ticket returned; a release already stored returns the last ticket handed out (0
+// when nothing was queued).
+func (s *Service) commitRow(ctx context.Context, u *Upload, c checked) (*PublishResult, uint64, error) {
 	rep := c.rep
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
 	if old, err := s.store.Release(ctx, rep.ID, rep.Version); err == nil {
 		if old.SHA256 == rep.SHA256 {
 			if err := s.repairBlob(u, old); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
-		return s.existing(old, rep)
+		res, err := s.existing(old, rep)
+		return res, s.builds.last(), err // the same bytes may be another publish's, still being built
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
+		return nil, 0, err
 	}
 	rel, err := s.newRelease(c, u.actor)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if ic := rep.Icon; ic != nil {
 		rel.IconSHA256, rel.IconExt, rel.IconType, rel.IconSize = ic.SHA256, strings.TrimPrefix(ic.Ext, "."), ic.ContentType, int64(len(ic.Data))
@@ -193,14 +206,15 @@ func (s *Service) commit(ctx context.Context, u *Upload, c checked) (*PublishRes
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	saved, err := s.storeRelease(ctx, u, rel, rep.Icon)
 	if err != nil || saved != rel {
-		return s.existingOr(saved, rep, err)
+		res, err := s.existingOr(saved, rep, err)
+		return res, 0, err
 	}
-	s.afterChange("publish "+rep.ID+"@"+rep.Version, rep.ID)
-	return &PublishResult{Release: saved, Created: true, PackageURL: s.PackageURL(rep.ID, rep.Version), Report: rep}, nil
+	ticket := s.builds.add(rep.ID, "publish "+rep.ID+"@"+rep.Version)
+	return &PublishResult{Release: saved, Created: true, PackageURL: s.PackageURL(rep.ID, rep.Version), Report: rep}, ticket, nil
 }
 
 // checkNewRelease refuses a version equal to a stored one of the package (rels, a legacy

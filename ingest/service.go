@@ -97,6 +97,7 @@ type Service struct {
 	cardsDone   bool           // BackfillCards ran (the first Rebuild); under rebuildMu
 	built       *built         // what the documents in force were built from; under rebuildMu
 	persist     *persister     // writes the last good documents off the write path
+	builds      *buildQueue    // publishes committed, waiting for one build of them all
 
 	downloads *downloadCounter
 	previews  *previewJob
@@ -111,6 +112,7 @@ type Service struct {
 
 	failRebuild func() error // test seam: fails rebuilds when it returns an error
 	afterCommit func()       // test seam: runs right after a change is committed
+	beforeBuild func()       // test seam: runs before a queued build takes rebuildMu
 	// beforeInstall is a test seam: runs in a rebuild between building from the store and
 	// putting the result in force.
 	beforeInstall func()
@@ -130,6 +132,7 @@ func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service 
 	cfg.Policy.Limit, cfg.Policy.BaseURL = cfg.MaxIndexBytes, cfg.PublicURL
 	s := &Service{store: st, cfg: cfg, log: log, now: func() time.Time { return time.Now().UTC() }, manifests: newManifestCache(manifestCacheSize)}
 	s.persist = newPersister(s.writePersisted)
+	s.builds = newBuildQueue()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.list.Store(l)
 	s.downloads = newDownloadCounter(st, log)
