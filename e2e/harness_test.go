@@ -122,7 +122,7 @@ func startRegistry(t *testing.T) *registry {
 	if err := svc.Rebuild(ctx); err != nil {
 		t.Fatalf("rebuild index: %v", err)
 	}
-	srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, MaxBodyBytes: 2 << 20}, svc, log)
+	srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, MaxBodyBytes: 2 << 20}, svc, st, log)
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()

@@ -141,7 +141,9 @@ func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service 
 	return s
 }
 
-// Store returns the underlying store, for read-only queries by the API.
+// Store returns the underlying store, for pull sync (its state, pins, spool files) and
+// tests. The HTTP server does not use it: it reads through server.Metadata and the
+// accessors in reads.go (docs/architecture.md).
 func (s *Service) Store() *store.Store { return s.store }
 
 // List returns the curated list in force.

@@ -192,7 +192,7 @@ func (s *Server) handlePluginShow(c echo.Context) error {
 	if !ok {
 		return errf(http.StatusNotFound, "no listed plugin "+c.Param("id"))
 	}
-	rels, err := s.svc.Store().Releases(c.Request().Context(), it.ID)
+	rels, err := s.md.Releases(c.Request().Context(), it.ID)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (s *Server) apiVersionOf(r *store.Release) apiVersion {
 
 // handleVersionShow is GET /api/v1/plugins/{id}/versions/{version}.
 func (s *Server) handleVersionShow(c echo.Context) error {
-	r, err := s.svc.Store().Release(c.Request().Context(), c.Param("id"), c.Param("version"))
+	r, err := s.md.Release(c.Request().Context(), c.Param("id"), c.Param("version"))
 	if errors.Is(err, store.ErrNotFound) {
 		return errf(http.StatusNotFound, "no version "+c.Param("version")+" of "+c.Param("id"))
 	}
@@ -344,7 +344,7 @@ func (s *Server) handleAudit(c echo.Context) error {
 		limit = 100
 	}
 	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
-	entries, err := s.svc.Store().AuditLog(c.Request().Context(), limit, before)
+	entries, err := s.md.AuditLog(c.Request().Context(), limit, before)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func newLoggedEnv(t *testing.T) (*env, *lockedBuffer) {
 	if err := e.svc.Rebuild(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, log)
+	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, e.st, log)
 	e.srv.Start()
 	t.Cleanup(e.close)
 	return e, logs

@@ -91,7 +91,7 @@ func startEnv(t *testing.T, dir string, adjust func(*ingest.Config), log *slog.L
 	if err := e.svc.Rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, log)
+	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, e.st, log)
 	e.srv.Start()
 	t.Cleanup(e.close)
 	return e

@@ -55,7 +55,7 @@ func (s *Server) handleHealth(c echo.Context) error {
 // their cached copy, and a replica with real documents should answer instead.
 func (s *Server) handleReady(c echo.Context) error {
 	r := readiness{Ready: true, Status: readyOK, Checks: map[string]string{"database": "ok", "index": "ok", "plugins_yaml": "ok"}}
-	if err := s.svc.Store().Ping(c.Request().Context()); err != nil {
+	if err := s.md.Ping(c.Request().Context()); err != nil {
 		r.Checks["database"], r.Ready = "unreachable", false
 	}
 	if s.svc.List() == nil {

@@ -43,7 +43,7 @@ func newEnvCapped(t *testing.T, dir string, maxIndexBytes int) *env {
 			t.Fatal(err)
 		}
 	}
-	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, log)
+	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, e.st, log)
 	e.srv.Start()
 	t.Cleanup(e.close)
 	return e

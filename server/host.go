@@ -172,7 +172,7 @@ func decodeJSONBody(c echo.Context, v any) error {
 // markCurated shows on the versions table of a plugin page the releases an admin narrowed
 // to older hosts (one query: the package's curations).
 func (s *Server) markCurated(c echo.Context, id string, rows []web.VersionRow) error {
-	curs, err := s.svc.Store().Curations(c.Request().Context(), id)
+	curs, err := s.md.Curations(c.Request().Context(), id)
 	if err != nil || len(curs) == 0 {
 		return err
 	}

@@ -49,7 +49,7 @@ func newSignedEnv(t *testing.T) (*env, note.Verifier) {
 	if err := e.svc.Rebuild(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, log)
+	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, e.st, log)
 	e.srv.Start()
 	return e, verifier
 }

@@ -81,7 +81,7 @@ func newListingBench(b *testing.B, n int) string {
 			b.Fatalf("publish bench-%04d: %v", i, err)
 		}
 	}
-	srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, MaxBodyBytes: 2 << 20}, svc, log)
+	srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, MaxBodyBytes: 2 << 20}, svc, st, log)
 	srv.Start()
 	b.Cleanup(func() { srv.Close(); _ = st.Close() })
 	return publicURL

@@ -127,7 +127,7 @@ func (s *Server) logRefs(c echo.Context, id string) (map[string]logRef, error) {
 	if s.tlog == nil {
 		return nil, nil
 	}
-	idx, err := s.svc.Store().LogIndexes(c.Request().Context(), id)
+	idx, err := s.md.LogIndexes(c.Request().Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -145,13 +145,12 @@ func (s *Server) openLog() {
 		s.tlog = s.cfg.Log
 		return
 	}
-	st := s.svc.Store()
-	key, err := translog.LoadKey(st.Dir(), "", translog.KeyName(s.cfg.PublicURL))
+	tl, err := s.svc.OpenLog(translog.KeyName(s.cfg.PublicURL))
 	if err != nil {
 		s.log.Error("transparency log unavailable", "err", err)
 		return
 	}
-	s.tlog = translog.New(st, key)
+	s.tlog = tl
 }
 
 func logRefOf(refs map[string]logRef, version string) *logRef {

@@ -81,7 +81,7 @@ func newEnvWith(t *testing.T, cfg server.Config, log *slog.Logger, rebuild bool)
 			t.Fatal(err)
 		}
 	}
-	e.srv.Config.Handler = server.New(cfg, e.svc, log)
+	e.srv.Config.Handler = server.New(cfg, e.svc, e.st, log)
 	e.srv.Start()
 	t.Cleanup(e.close)
 	return e

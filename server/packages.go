@@ -31,7 +31,7 @@ func (s *Server) handlePackage(c echo.Context) error {
 	if !ok {
 		return errf(http.StatusNotFound, "no package "+fileID)
 	}
-	rel, err := s.svc.Store().Release(c.Request().Context(), id, version)
+	rel, err := s.md.Release(c.Request().Context(), id, version)
 	if errors.Is(err, store.ErrNotFound) {
 		return errf(http.StatusNotFound, "no version "+version+" of "+id)
 	}
@@ -41,7 +41,7 @@ func (s *Server) handlePackage(c echo.Context) error {
 	if s.svc.BlobDamaged(rel.SHA256) { // a scrub re-hashed it to another digest
 		return s.blobUnusable(c, "package", rel.SHA256, id+"@"+version, fmt.Errorf("blob %s failed its last check: %w", rel.SHA256, store.ErrBlobCorrupt))
 	}
-	f, err := s.svc.Store().Blobs.OpenVerified(rel.SHA256, rel.Size)
+	f, err := s.svc.OpenBlob(rel.SHA256, rel.Size)
 	if err != nil {
 		return s.blobUnusable(c, "package", rel.SHA256, id+"@"+version, err)
 	}
@@ -89,14 +89,14 @@ func (s *Server) handleIcon(c echo.Context) error {
 	if !slices.Contains(iconExts[rel.IconType], ext) {
 		return errf(http.StatusNotFound, fmt.Sprintf("no such icon: %s is %s, served at /icons/%s.%s", sha, rel.IconType, sha, iconExts[rel.IconType][0]))
 	}
-	size, err := s.svc.Store().BlobSize(c.Request().Context(), sha)
+	size, err := s.md.BlobSize(c.Request().Context(), sha)
 	if errors.Is(err, store.ErrNotFound) {
 		return s.blobUnusable(c, "icon", sha, rel.PackageID+"@"+rel.Version, fmt.Errorf("no blob row for icon %s: %w", sha, store.ErrBlobMissing))
 	}
 	if err != nil {
 		return err
 	}
-	f, err := s.svc.Store().Blobs.OpenVerified(sha, size)
+	f, err := s.svc.OpenBlob(sha, size)
 	if err != nil {
 		return s.blobUnusable(c, "icon", sha, rel.PackageID+"@"+rel.Version, err)
 	}

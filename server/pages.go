@@ -92,9 +92,9 @@ func (s *Server) listing(ctx context.Context, q store.SearchQuery, counted bool)
 	var res store.SearchResult
 	var err error
 	if counted {
-		res, err = s.svc.Store().SearchCounted(ctx, q)
+		res, err = s.md.SearchCounted(ctx, q)
 	} else {
-		res.IDs, res.Total, err = s.svc.Store().Search(ctx, q)
+		res.IDs, res.Total, err = s.md.Search(ctx, q)
 	}
 	if err != nil {
 		return page{}, err
@@ -169,7 +169,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	if !ok || it.Kind == "extension" {
 		return errf(http.StatusNotFound, "no plugin named "+c.Param("id")+" is listed here")
 	}
-	rels, err := s.svc.Store().Releases(c.Request().Context(), it.ID)
+	rels, err := s.md.Releases(c.Request().Context(), it.ID)
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 	if !ok || it.Kind != "extension" {
 		return errf(http.StatusNotFound, "no extension named "+name+" is listed here")
 	}
-	rels, err := s.svc.Store().Releases(c.Request().Context(), it.ID)
+	rels, err := s.md.Releases(c.Request().Context(), it.ID)
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 // readmeOf is the stored README HTML of an item's latest release, loaded for the one page
 // that shows it: the catalog does not hold README HTML.
 func (s *Server) readmeOf(c echo.Context, it *ingest.Item) (web.HTML, error) {
-	html, err := s.svc.Store().READMEHTML(c.Request().Context(), it.Latest.ID)
+	html, err := s.md.READMEHTML(c.Request().Context(), it.Latest.ID)
 	if err != nil {
 		return web.HTML{}, err
 	}

@@ -30,7 +30,7 @@ func (s *Server) packageDetails(c echo.Context, it *ingest.Item, rows []web.Vers
 		return details{}, err
 	}
 	ctx := c.Request().Context()
-	html, err := s.svc.Store().ChangelogHTML(ctx, it.Latest.ID)
+	html, err := s.md.ChangelogHTML(ctx, it.Latest.ID)
 	if err != nil {
 		return details{}, err
 	}
@@ -38,7 +38,7 @@ func (s *Server) packageDetails(c echo.Context, it *ingest.Item, rows []web.Vers
 		return details{}, err
 	}
 	today := s.now().UTC()
-	counts, err := s.svc.Store().DailyDownloads(ctx, it.ID, store.DayOf(today.AddDate(0, 0, 1-days)))
+	counts, err := s.md.DailyDownloads(ctx, it.ID, store.DayOf(today.AddDate(0, 0, 1-days)))
 	if err != nil {
 		return details{}, err
 	}
@@ -64,7 +64,7 @@ func (s *Server) addNotes(c echo.Context, id string, rows []web.VersionRow) erro
 	for _, r := range shown {
 		versions = append(versions, r.Version)
 	}
-	notes, err := s.svc.Store().ReleaseNotes(c.Request().Context(), id, versions)
+	notes, err := s.md.ReleaseNotes(c.Request().Context(), id, versions)
 	if err != nil {
 		return err
 	}

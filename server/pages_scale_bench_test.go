@@ -120,7 +120,7 @@ func newScaleRegistry(b testing.TB, n int) (string, float64) {
 	perK := float64(heapInUse()-before) / (1 << 20) / (float64(n) / 1000)
 	// The search budget is a client's, not the server's: one benchmark client would spend it.
 	srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 4 << 20,
-		RateLimits: server.RateLimits{Search: 1 << 30}}, svc, log)
+		RateLimits: server.RateLimits{Search: 1 << 30}}, svc, st, log)
 	srv.Start()
 	b.Cleanup(srv.Close)
 	return srv.URL, perK

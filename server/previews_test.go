@@ -85,7 +85,7 @@ func newPreviewEnv(t *testing.T, host *previewHost, paths ...string) *env {
 	e.svc = ingest.New(st, l, ingest.Config{PublicURL: publicURL, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits(),
 		Previews: ingest.PreviewConfig{Hosts: []string{strings.TrimPrefix(host.URL, "https://")}, Transport: host.Client().Transport}}, log)
 	t.Cleanup(e.svc.Close)
-	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, log)
+	e.srv.Config.Handler = server.New(server.Config{PublicURL: publicURL, AdminSecret: adminToken, MaxBodyBytes: 2 << 20}, e.svc, e.st, log)
 	e.srv.Start()
 	t.Cleanup(e.close)
 	return e

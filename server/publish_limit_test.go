@@ -47,7 +47,7 @@ const multipartHead = "--" + limitBoundary + "\r\n" +
 func publishThrough(t *testing.T, limit int64, body *countingBody, contentLength int64) (int, string) {
 	t.Helper()
 	e := newEnv(t, "")
-	h := server.New(server.Config{PublicURL: e.srv.URL, AdminSecret: adminToken, MaxBodyBytes: limit}, e.svc,
+	h := server.New(server.Config{PublicURL: e.srv.URL, AdminSecret: adminToken, MaxBodyBytes: limit}, e.svc, e.st,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/packages", body)
 	req.ContentLength = contentLength

@@ -322,7 +322,7 @@ func multipartOf(t *testing.T, n int) []byte {
 // while a normal client is still served.
 func TestSlowHeadersAreCutOff(t *testing.T) {
 	e := newEnvWith(t, server.Config{}, nil, true)
-	srv := server.New(server.Config{PublicURL: "http://x", ReadHeaderTimeout: 100 * time.Millisecond}, e.svc,
+	srv := server.New(server.Config{PublicURL: "http://x", ReadHeaderTimeout: 100 * time.Millisecond}, e.svc, e.st,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-
-	"github.com/pluginyard/registry/ingest"
 )
 
 // routes registers every route of the registry, in one place.
@@ -21,7 +19,7 @@ func (s *Server) routes() {
 	e.Use(securityHeaders)
 	e.Use(s.limitRates)
 
-	auth := ingest.NewAuthenticator(s.svc.Store(), s.cfg.AdminSecret)
+	auth := s.svc.Authenticator(s.cfg.AdminSecret)
 	authed := s.requireAuth(auth)
 
 	getHead(e, "/healthz", s.handleHealth)

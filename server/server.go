@@ -60,6 +60,7 @@ type OIDCExchanger interface {
 type Server struct {
 	e   *echo.Echo
 	svc *ingest.Service
+	md  Metadata // every read of the metadata store (metadata.go)
 	cfg Config
 	log *slog.Logger
 	now func() time.Time
@@ -69,8 +70,10 @@ type Server struct {
 	tlog    *translog.Log // nil when its key could not be loaded
 }
 
-// New builds a Server with every route registered.
-func New(cfg Config, svc *ingest.Service, log *slog.Logger) *Server {
+// New builds a Server with every route registered. Writes and in-memory reads go through
+// svc; md answers the handlers' reads of the metadata store (*store.Store in the embedded
+// default, the one svc was built over).
+func New(cfg Config, svc *ingest.Service, md Metadata, log *slog.Logger) *Server {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 100 << 20
 	}
@@ -88,7 +91,7 @@ func New(cfg Config, svc *ingest.Service, log *slog.Logger) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{e: e, svc: svc, cfg: cfg, log: log, now: time.Now, metrics: cfg.Metrics, limits: newRateLimiters(cfg.RateLimits)}
+	s := &Server{e: e, svc: svc, md: md, cfg: cfg, log: log, now: time.Now, metrics: cfg.Metrics, limits: newRateLimiters(cfg.RateLimits)}
 	e.HTTPErrorHandler = s.handleError
 	s.openLog()
 	s.routes()

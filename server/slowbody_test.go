@@ -66,7 +66,7 @@ func dripBody(t *testing.T, addr, head string) bool {
 func TestDrippedBodyIsCutOff(t *testing.T) {
 	e := newEnvWith(t, server.Config{}, nil, true)
 	srv := server.New(server.Config{PublicURL: "http://x", AdminSecret: adminToken, ReadTimeout: 200 * time.Millisecond,
-		UploadTimeout: 400 * time.Millisecond}, e.svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		UploadTimeout: 400 * time.Millisecond}, e.svc, e.st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	addr := serveOn(t, srv)
 	for _, head := range []string{
 		"GET /index.json HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
@@ -85,7 +85,7 @@ func TestDrippedBodyIsCutOff(t *testing.T) {
 func TestSlowUploadOutlivesReadTimeout(t *testing.T) {
 	e := newEnvWith(t, server.Config{}, nil, true)
 	srv := server.New(server.Config{PublicURL: "http://x", AdminSecret: adminToken, ReadTimeout: 100 * time.Millisecond,
-		UploadTimeout: time.Minute}, e.svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		UploadTimeout: time.Minute}, e.svc, e.st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	addr := serveOn(t, srv)
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {

@@ -28,7 +28,7 @@ type apiSyncStatus struct {
 // handleSyncStatus is GET /api/v1/admin/sync (admin): for each listed repository, when it
 // was last checked, the outcome, the error and its rule ids, and the rate-limit state.
 func (s *Server) handleSyncStatus(c echo.Context) error {
-	var src SyncStatus = s.svc.Store()
+	var src SyncStatus = s.md
 	if s.cfg.Sync != nil {
 		src = s.cfg.Sync
 	}

@@ -154,7 +154,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	}
 	srv := server.New(server.Config{PublicURL: cfg.PublicURL, AdminSecret: cfg.AdminToken, SiteName: cfg.SiteName,
 		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail,
-		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus, Log: tlog}, svc, log)
+		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus, Log: tlog}, svc, st, log)
 
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
