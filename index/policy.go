@@ -91,9 +91,11 @@ type Encoded struct {
 	UpdatedAt  time.Time
 	Full       []byte // every field
 	Compact    []byte // the policy's compact form
-	// sums are the chunk digests (Digest) of "," + Compact, made by the first selected
-	// document that holds the entry between two others.
-	sums atomic.Pointer[[]byte]
+	// sums are the chunk digests (Digest) of "," + Compact, made by the first document
+	// that holds the entry between two others in compact form; fullSums the same of
+	// "," + Full.
+	sums     atomic.Pointer[[]byte]
+	fullSums atomic.Pointer[[]byte]
 }
 
 // Partial is the top-level "partial" object of a document that does not hold every entry
@@ -247,7 +249,7 @@ func sizesOf(entries []*Encoded) sizes {
 func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []*Encoded, total int, shards, cats []string, sel *selection) (Doc, error) {
 	limit := p.limit()
 	if len(head)+len(`]}`)+z.full <= limit {
-		return Doc{Body: assemble(head, entries, false, nil), Mode: ModeFull, Listed: len(entries)}, nil
+		return joinedDoc(head, entries, false, nil, ModeFull), nil
 	}
 	part := Partial{Total: total, Listed: total, Policy: ModeCompact, Order: p.order(), DescriptionMax: p.descriptionMax(),
 		Shards: shards, CategoryShards: cats}
@@ -259,7 +261,7 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []
 		return Doc{}, err
 	}
 	if len(head)+len(tail)+z.compact <= limit {
-		return Doc{Body: assemble(head, entries, true, tail), Mode: ModeCompact, Listed: len(entries)}, nil
+		return joinedDoc(head, entries, true, tail, ModeCompact), nil
 	}
 	part.Policy = ModeSelected
 	if tail, err = partialTail(part); err != nil { // listed = total: the longest it can be
@@ -356,13 +358,57 @@ func (sel *selection) set(byRank, byID []*Encoded, room int) {
 // segmentSums are the chunk digests of seg, which is "," + e.Compact: the same wherever e
 // stands between two entries (a chunk ends before every "," that follows an entry), so
 // they are computed once per entry and kept.
-func (e *Encoded) segmentSums(seg []byte) []byte {
-	if s := e.sums.Load(); s != nil {
+func (e *Encoded) segmentSums(seg []byte) []byte { return cachedSums(&e.sums, seg) }
+
+// fullSegmentSums is segmentSums of "," + e.Full.
+func (e *Encoded) fullSegmentSums(seg []byte) []byte { return cachedSums(&e.fullSums, seg) }
+
+func cachedSums(p *atomic.Pointer[[]byte], seg []byte) []byte {
+	if s := p.Load(); s != nil {
 		return *s
 	}
 	s := appendChunkSums(nil, seg)
-	e.sums.Store(&s)
+	p.Store(&s)
 	return s
+}
+
+// joinedDoc is the document assemble makes, with its Digest computed from the entries'
+// kept segment digests: only the first entry (with head) and the last (with the tail) are
+// hashed, so that a change to one entry hashes that entry, not the whole document.
+func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode string) Doc {
+	body := assemble(head, entries, compact, tail)
+	d := Doc{Body: body, Mode: mode, Listed: len(entries)}
+	if len(entries) < 3 || !objectEntries(entries, compact) { // no chunk need end between entries
+		d.Digest = Digest(body)
+		return d
+	}
+	sums := make([]byte, 0, sha256.Size*(len(entries)+2))
+	off := len(head) + len(entries[0].bytes(compact))
+	sums = appendChunkSums(sums, body[:off])
+	for _, e := range entries[1 : len(entries)-1] {
+		seg := body[off : off+1+len(e.bytes(compact))]
+		if compact {
+			sums = append(sums, e.segmentSums(seg)...)
+		} else {
+			sums = append(sums, e.fullSegmentSums(seg)...)
+		}
+		off += len(seg)
+	}
+	sums = appendChunkSums(sums, body[off:])
+	d.Digest = sha256.Sum256(sums)
+	return d
+}
+
+// objectEntries reports whether every entry is a JSON object ({…}): then a chunk of Digest
+// ends between every two of them.
+func objectEntries(entries []*Encoded, compact bool) bool {
+	for _, e := range entries {
+		b := e.bytes(compact)
+		if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+			return false
+		}
+	}
+	return true
 }
 
 // doc is the selected document: region, then head's fields without its opening brace and

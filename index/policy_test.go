@@ -502,3 +502,48 @@ func TestDigest(t *testing.T) {
 		}
 	}
 }
+
+// Full and compact documents carry the digest of their bodies, computed from the entries'
+// kept segment digests, before and after changes to the first, a middle and the last entry
+// (one with a chunk boundary inside a string), and with one entry only.
+func TestJoinedDocumentDigest(t *testing.T) {
+	s := syntheticSnapshot(400, 20)
+	h := index.Header{Serial: 1, GeneratedAt: s.GeneratedAt}
+	for _, tc := range []struct {
+		limit int
+		mode  string
+	}{{0, index.ModeFull}, {240 << 10, index.ModeCompact}} {
+		p := index.Policy{Limit: tc.limit}
+		var entries []*index.Encoded
+		for _, pl := range s.Plugins {
+			e, _ := index.EncodePlugin(pl, p)
+			entries = append(entries, e)
+		}
+		set, _ := index.NewSet(index.OrderDownloads, entries)
+		check := func(what string) {
+			t.Helper()
+			shards, _ := index.PlanShards(p, h, set, nil)
+			d, err := index.FitKandev(p, h, set, shards)
+			if err != nil || d.Mode != tc.mode {
+				t.Fatalf("%s: mode %s (%v), want %s", what, d.Mode, err, tc.mode)
+			}
+			if d.Digest != index.Digest(d.Body) {
+				t.Errorf("%s, %s: Digest is not the digest of the body", tc.mode, what)
+			}
+		}
+		check("first build")
+		check("the same entries again")
+		for i, at := range []int{0, len(s.Plugins) / 2, len(s.Plugins) - 1} {
+			c := s.Plugins[at]
+			c.Description = fmt.Sprintf(`changed "},{" %d`, i)
+			e, _ := index.EncodePlugin(c, p)
+			set.Put(e)
+			check(fmt.Sprintf("entry %d changed", at))
+		}
+		one, _ := index.NewSet(index.OrderDownloads, entries[:1])
+		d, err := index.FitKandev(p, h, one, nil)
+		if err != nil || d.Digest != index.Digest(d.Body) {
+			t.Errorf("%s, one entry: Digest is not the digest of the body (%v)", tc.mode, err)
+		}
+	}
+}
