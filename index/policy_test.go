@@ -540,6 +540,15 @@ func TestJoinedDocumentDigest(t *testing.T) {
 			set.Put(e)
 			check(fmt.Sprintf("entry %d changed", at))
 		}
+		var odd []*index.Encoded // entries that are not objects: no chunk ends between them
+		for i := range 4 {
+			b := []byte(fmt.Sprintf("%d", i))
+			odd = append(odd, &index.Encoded{ID: fmt.Sprintf("odd-%d", i), Full: b, Compact: b})
+		}
+		oddSet, _ := index.NewSet(index.OrderDownloads, odd)
+		if d, err := index.FitKandev(p, h, oddSet, nil); err != nil || d.Digest != index.Digest(d.Body) {
+			t.Errorf("%s, entries that are not objects: Digest is not the digest of the body (%v)", tc.mode, err)
+		}
 		one, _ := index.NewSet(index.OrderDownloads, entries[:1])
 		d, err := index.FitKandev(p, h, one, nil)
 		if err != nil || d.Digest != index.Digest(d.Body) {
