@@ -51,19 +51,16 @@ func serialSteps() []step {
 		{"publish again", insert("1.1.0", "two"), store.Change{PackageID: "acme", Kind: store.ChangePublish, Version: "1.1.0"}},
 		{"yank", func(ctx context.Context, b Backend) error {
 			return b.SetYanked(ctx, "acme", "1.1.0", true, "broken", okAudit)
-		},
-			store.Change{PackageID: "acme", Kind: store.ChangeYank, Version: "1.1.0"}},
+		}, store.Change{PackageID: "acme", Kind: store.ChangeYank, Version: "1.1.0"}},
 		{"yank missing", func(ctx context.Context, b Backend) error {
 			return wantErr(b.SetYanked(ctx, "acme", "9.9.9", true, "x", okAudit))
 		}, store.Change{}},
 		{"unyank", func(ctx context.Context, b Backend) error {
 			return b.SetYanked(ctx, "acme", "1.1.0", false, "", okAudit)
-		},
-			store.Change{PackageID: "acme", Kind: store.ChangeUnyank, Version: "1.1.0"}},
+		}, store.Change{PackageID: "acme", Kind: store.ChangeUnyank, Version: "1.1.0"}},
 		{"deprecate", func(ctx context.Context, b Backend) error {
 			return b.Deprecate(ctx, "acme", "use acme-two", "acme-two", okAudit)
-		},
-			store.Change{PackageID: "acme", Kind: store.ChangeDeprecate}},
+		}, store.Change{PackageID: "acme", Kind: store.ChangeDeprecate}},
 		{"deprecate missing", func(ctx context.Context, b Backend) error {
 			return wantErr(b.Deprecate(ctx, "missing", "x", "", okAudit))
 		}, store.Change{}},
