@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/url"
@@ -89,5 +90,44 @@ func TestStartPostgresTwice(t *testing.T) {
 		}
 		roundTrip(ctx, t, conn) // each creates kv: the second would fail on a shared cluster
 		_ = conn.Close(ctx)
+	}
+}
+
+// TestCreateDatabase: databases made on one server are apart from each other, and each
+// is dropped when its test ends.
+func TestCreateDatabase(t *testing.T) {
+	server := storetest.StartPostgres(t)
+	var names []string
+	for i := range 2 {
+		t.Run(fmt.Sprint("db", i), func(t *testing.T) {
+			dsn := storetest.CreateDatabase(t, server)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			conn, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatalf("connect to %s: %v", dsn, err)
+			}
+			defer conn.Close(ctx)
+			var name string
+			if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&name); err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, name)
+			roundTrip(ctx, t, conn) // creates kv: the second subtest would fail in the first's database
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var left int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = ANY($1)", names).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 2 || names[0] == names[1] || left != 0 {
+		t.Errorf("databases %v, %d of them left after their tests; want two distinct ones, none left", names, left)
 	}
 }

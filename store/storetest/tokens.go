@@ -131,3 +131,43 @@ func testTokenExpiry(t *testing.T, b Backend) {
 		t.Errorf("Tokens, without expired upload tokens (-want +got):\n%s", diff)
 	}
 }
+
+// testOIDCReplay: an OIDC token id is accepted once per issuer until it expires; a replay
+// before then is ErrConflict, also when writers race with it; once expired it is
+// forgotten.
+func testOIDCReplay(t *testing.T, b Backend) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 9, 18, 6, 0, 0, 0, time.UTC)
+	const iss = "https://token.actions.githubusercontent.com"
+	steps := []struct {
+		issuer, jti string
+		exp, now    time.Time
+		want        error
+	}{
+		{iss, "a", t0.Add(5 * time.Minute), t0, nil},
+		{iss, "a", t0.Add(5 * time.Minute), t0.Add(time.Minute), store.ErrConflict},
+		{"https://other.example", "a", t0.Add(5 * time.Minute), t0, nil},
+		{iss, "b", t0.Add(time.Minute), t0, nil},
+		{iss, "a", t0.Add(20 * time.Minute), t0.Add(10 * time.Minute), nil}, // "a" expired at t0+5m
+		{iss, "a", t0.Add(20 * time.Minute), t0.Add(11 * time.Minute), store.ErrConflict},
+	}
+	for i, st := range steps {
+		err := b.UseJTI(ctx, st.issuer, st.jti, st.exp, st.now)
+		if (st.want == nil) != (err == nil) || !errors.Is(err, st.want) {
+			t.Errorf("step %d: UseJTI(%s, %s, now %s) = %v, want %v", i, st.issuer, st.jti, st.now.Sub(t0), err, st.want)
+		}
+	}
+	errs := race(racers, func(int) error { return b.UseJTI(ctx, iss, "raced", t0.Add(time.Hour), t0) })
+	wins := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("racer %d: %v, want nil or ErrConflict", i, err)
+		}
+	}
+	if wins != 1 {
+		t.Errorf("%d racers exchanged one token id, want 1", wins)
+	}
+}
