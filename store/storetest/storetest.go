@@ -3,7 +3,12 @@
 // yanks, tokens, pins, audit order, search ranking, the serial and its change feed, sync
 // state, download counts) as one subtest, run against each implementation by Run. The
 // SQLite store runs it in store/conformance_test.go; a PostgreSQL store runs the same
-// suite on a server started by StartPostgres.
+// suite on one server started by StartPostgres, a fresh database per subtest:
+//
+//	server := storetest.StartPostgres(t)
+//	storetest.Run(t, func(t *testing.T) storetest.Backend {
+//		return openPostgresStore(t, storetest.CreateDatabase(t, server))
+//	})
 package storetest
 
 import (
