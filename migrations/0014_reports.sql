@@ -1,6 +1,6 @@
 -- Reports: anyone may report a published package (or one of its versions) as malicious,
 -- broken or other. The reporter is kept only as reporter_hash, an HMAC-SHA256 of their
--- address under a key that lives outside the database (DATA/report.key), so a copy of the
+-- address under a key that lives outside the database (DATA/reporter.key), so a copy of the
 -- database alone cannot be turned back into addresses. A report is open until an admin
 -- resolves it with a text and the action taken; resolution, resolved_at, resolved_by and
 -- action are set together or not at all.

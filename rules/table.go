@@ -15,6 +15,7 @@ var table = concat(
 	in(Sync, syncRules),
 	in(Index, indexRules),
 	in(HostAware, hostRules),
+	in(Reports, reportRules),
 )
 
 func in(section string, rs []Rule) []Rule {

@@ -36,7 +36,7 @@ func TestReportsAddListResolve(t *testing.T) {
 		t.Fatalf("ids %d, %d; created %v", first.ID, second.ID, first.CreatedAt)
 	}
 	res := store.Resolution{By: "cli", Text: "confirmed", Action: "yanked"}
-	got, err := s.ResolveReport(ctx, first.ID, res, store.AuditEntry{Actor: "cli", Action: "report.resolve", Target: "acme"})
+	got, err := s.ResolveReport(ctx, first.ID, res, store.AuditEntry{Actor: "cli", Action: "report_resolve", Target: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,8 @@ func TestReportsAddListResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if log[0].Action != "report.resolve" || log[0].Detail["report"] != float64(first.ID) {
-		t.Errorf("newest audit entry = %+v, want report.resolve of report %d", log[0], first.ID)
+	if log[0].Action != "report_resolve" || log[0].Detail["report"] != float64(first.ID) {
+		t.Errorf("newest audit entry = %+v, want report_resolve of report %d", log[0], first.ID)
 	}
 }
 
