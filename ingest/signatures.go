@@ -8,7 +8,6 @@ import (
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/problem"
-	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify"
 	"github.com/pluginyard/registry/verify/signature"
 )
@@ -16,8 +15,8 @@ import (
 // checkSignatures applies the entry's signing policy: a bundle, when given, must verify
 // against the expected identity (required or not: a bad signature is never ignored); a
 // checksums.txt.sig must verify against the listed ed25519 keys; a required signature must
-// be present. The first verified Sigstore identity of a package pins its repository and
-// owner ids.
+// be present. Provenance never downgrades (provenance.go): the first verified Sigstore
+// identity of a package pins its repository ids and workflow, and later releases keep them.
 func (s *Service) checkSignatures(ctx context.Context, rep *verify.Report, lst listing, bundle []byte, pkgPath string) (*signature.Result, problem.List) {
 	var (
 		probs   problem.List
@@ -47,10 +46,8 @@ func (s *Service) checkSignatures(ctx context.Context, rep *verify.Report, lst l
 			"plugins.yaml requires a signature for %q but none came with the package: attach a Sigstore bundle (form field \"bundle\") or ship checksums.txt.sig signed by a listed ed25519 key", rep.ID)
 		return nil, probs
 	}
-	if res != nil && res.Type == "sigstore" {
-		if p := s.checkPin(ctx, rep.ID, res); p != nil {
-			return nil, append(probs, *p)
-		}
+	if p := s.checkProvenance(ctx, rep.ID, lst, res); p != nil {
+		return nil, append(probs, *p)
 	}
 	return res, probs
 }
@@ -87,25 +84,6 @@ func checkEd25519(rep *verify.Report, signing *index.Signing) (*signature.Result
 		return nil, signatureProblem(err, "checksums.txt.sig")
 	}
 	return res, nil
-}
-
-// checkPin enforces trust on first use of the signer's repository and owner ids.
-func (s *Service) checkPin(ctx context.Context, id string, res *signature.Result) *problem.Problem {
-	if res.RepositoryID == "" || res.OwnerID == "" {
-		return nil
-	}
-	pin, err := s.store.PinOnFirstUse(ctx, store.Pin{Subject: id, Repository: res.Repository,
-		RepositoryID: res.RepositoryID, OwnerID: res.OwnerID, Source: "sigstore"})
-	if err != nil {
-		return &problem.Problem{Rule: "signature.pin", Path: "bundle", Severity: problem.Error, Message: err.Error()}
-	}
-	if pin.RepositoryID == res.RepositoryID && pin.OwnerID == res.OwnerID {
-		return nil
-	}
-	return &problem.Problem{Rule: "signature.identity.changed", Path: "bundle", Severity: problem.Error, Message: fmt.Sprintf(
-		"expected a signer from repository id %s (owner id %s), pinned from %s on first use; found repository id %s (owner id %s) for %s. "+
-			"A deleted and re-created or transferred repository is refused until an admin runs `registry pin reset %s`",
-		pin.RepositoryID, pin.OwnerID, pin.Repository, res.RepositoryID, res.OwnerID, res.Repository, id)}
 }
 
 func identityFor(signing *index.Signing, repo string) signature.Identity {
