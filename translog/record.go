@@ -26,10 +26,14 @@ const (
 	KindDelist      Kind = "delist"      // a version was yanked as part of delisting its package
 	KindDeprecate   Kind = "deprecate"   // a package was marked deprecated (version empty)
 	KindUndeprecate Kind = "undeprecate" // a deprecation was cleared (version empty)
+	// KindQuarantine: an admin took a package (version empty) or one release (version and
+	// its sha256) out of reach; KindUnquarantine: that quarantine was released.
+	KindQuarantine   Kind = "quarantine"
+	KindUnquarantine Kind = "unquarantine"
 )
 
 // Kinds are the kinds this registry writes, in the order docs/transparency.md lists them.
-var Kinds = []Kind{KindPublish, KindYank, KindUnyank, KindDelist, KindDeprecate, KindUndeprecate}
+var Kinds = []Kind{KindPublish, KindYank, KindUnyank, KindDelist, KindDeprecate, KindUndeprecate, KindQuarantine, KindUnquarantine}
 
 // Unsigned is the signer of a release published without a signature.
 const Unsigned = "unsigned"
