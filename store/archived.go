@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// The change feed's kinds for archiving (migration 0017).
+const (
+	ChangeArchive   = "archive"   // PackageID was archived: no more releases expected
+	ChangeUnarchive = "unarchive" // PackageID is active again
+)
+
+// SetArchived archives (archived true) or unarchives a package, with its audit entry and a
+// change in the feed, in one transaction. It reports whether anything changed: archiving
+// an archived package keeps its first date and records nothing. ErrNotFound when the
+// package has no release.
+func (s *Store) SetArchived(ctx context.Context, id string, archived bool, audit AuditEntry) (changed bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var at sql.NullString
+		if archived {
+			at = sql.NullString{String: s.stamp(), Valid: true}
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE packages SET archived_at = ? WHERE id = ? AND (archived_at IS NULL) = ?`,
+			at, id, archived)
+		if err != nil {
+			return fmt.Errorf("store: archive %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return s.packageExists(ctx, tx, id)
+		}
+		changed = true
+		kind := ChangeUnarchive
+		if archived {
+			kind = ChangeArchive
+		}
+		if err := bumpSerial(ctx, tx, s.change(kind, id, "")); err != nil {
+			return err
+		}
+		return s.insertAudit(ctx, tx, audit)
+	})
+	return changed, err
+}
+
+// packageExists is nil when id has a packages row, else ErrNotFound.
+func (s *Store) packageExists(ctx context.Context, tx *sql.Tx, id string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM packages WHERE id = ?`, id).Scan(&n); err != nil {
+		return fmt.Errorf("store: package %s: %w", id, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
