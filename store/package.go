@@ -10,7 +10,7 @@ import (
 
 // Packages returns the curation state of every package id that has a release.
 func (s *Store) Packages(ctx context.Context) (map[string]*Package, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, kind, deprecated_reason, deprecated_replacement, stars, pushed_at, created_at FROM packages`)
+	rows, err := s.r.QueryContext(ctx, `SELECT id, kind, deprecated_reason, deprecated_replacement, stars, pushed_at, created_at, archived_at FROM packages`)
 	if err != nil {
 		return nil, fmt.Errorf("store: packages: %w", err)
 	}
@@ -28,7 +28,7 @@ func (s *Store) Packages(ctx context.Context) (map[string]*Package, error) {
 
 // Package returns one package's curation state.
 func (s *Store) Package(ctx context.Context, id string) (*Package, error) {
-	row := s.r.QueryRowContext(ctx, `SELECT id, kind, deprecated_reason, deprecated_replacement, stars, pushed_at, created_at
+	row := s.r.QueryRowContext(ctx, `SELECT id, kind, deprecated_reason, deprecated_replacement, stars, pushed_at, created_at, archived_at
 		FROM packages WHERE id = ?`, id)
 	return scanPackage(row)
 }
@@ -40,8 +40,9 @@ func scanPackage(sc scanner) (*Package, error) {
 		stars        sql.NullInt64
 		pushed       sql.NullString
 		created      string
+		archived     sql.NullString
 	)
-	err := sc.Scan(&p.ID, &p.Kind, &reason, &repl, &stars, &pushed, &created)
+	err := sc.Scan(&p.ID, &p.Kind, &reason, &repl, &stars, &pushed, &created, &archived)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -58,6 +59,10 @@ func scanPackage(sc scanner) (*Package, error) {
 		p.PushedAt = &t
 	}
 	p.CreatedAt = parseStamp(created)
+	if archived.Valid {
+		t := parseStamp(archived.String)
+		p.ArchivedAt = &t
+	}
 	return &p, nil
 }
 

@@ -85,6 +85,7 @@ type Package struct {
 	Stars                 *int
 	PushedAt              *time.Time
 	CreatedAt             time.Time
+	ArchivedAt            *time.Time // nil while active; set by its owner (store/archived.go)
 }
 
 // Facts are the verification facts of one release, recorded at publish so that pages show
