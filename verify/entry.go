@@ -257,6 +257,8 @@ func (a *archive) readFile(tr *tar.Reader, claimed int64, name, file string) boo
 		a.stop("archive.limit.total", file, "the file expands past the decompressed size limit (%s per file, %s in total)", size(a.lim.MaxFileSize), size(a.lim.MaxTotalSize))
 		return false
 	}
+	a.scanName(name)
+	a.reportFindings(name, w.scan.close())
 	var sum [sha256Size]byte
 	w.h.Sum(sum[:0])
 	a.digests[name] = sum
@@ -272,7 +274,7 @@ func (a *archive) readFile(tr *tar.Reader, claimed int64, name, file string) boo
 
 // sink prepares the writer for one file, deciding what of it to keep.
 func (a *archive) sink(name string, claimed int64) *fileSink {
-	w := &fileSink{h: sha256.New(), name: name}
+	w := &fileSink{h: sha256.New(), name: name, scan: newScanner()}
 	switch name {
 	case manifestName, extensionName, npmPrefix + extensionName:
 		w.limit = a.lim.MaxManifestSize
@@ -311,10 +313,12 @@ type fileSink struct {
 	limit   int64 // keep at most this many bytes; 0 keeps nothing
 	image   bool  // kept only if it turns out to be an image
 	dropped bool  // longer than limit, or not an image after all
+	scan    *scanner
 }
 
 func (w *fileSink) Write(p []byte) (int, error) {
 	w.h.Write(p)
+	w.scan.write(p)
 	if len(w.head) < headSize {
 		w.head = append(w.head, p[:min(len(p), headSize-len(w.head))]...)
 		if w.image && len(w.head) == headSize && !looksLikeImage(w.name, w.head) {

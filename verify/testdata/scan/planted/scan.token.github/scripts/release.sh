@@ -1,0 +1,2 @@
+#!/bin/sh
+export GH_TOKEN="${github_pat}"

@@ -1,0 +1,1 @@
+const token = process.env.NPM_TOKEN || '${npm}';
