@@ -70,6 +70,9 @@ type Plugin struct {
 	Official         bool
 	VersionsURL      string       // omitted when empty
 	Deprecated       *Deprecation // nil: null
+	// Archived: its owner expects no more releases; it stays installable (an additive
+	// field, emitted only when true).
+	Archived bool
 	// APIVersion is the manifest's api_version (0: omitted); Platforms the "<goos>-<goarch>"
 	// of its executables (never null; empty: no executable, a UI or web-app-only package).
 	// Both are additive, for hosts that filter by what they can install.
@@ -156,6 +159,7 @@ type kandevEntry struct {
 	Official    bool           `json:"official"`
 	VersionsURL string         `json:"versions_url,omitempty"`
 	Deprecated  *Deprecation   `json:"deprecated"`
+	Archived    bool           `json:"archived,omitempty"`
 	APIVersion  int            `json:"api_version,omitempty"`
 	Platforms   []string       `json:"platforms"`
 }
@@ -253,7 +257,7 @@ func kandevEntryOf(p Plugin) (kandevEntry, error) {
 			Previews: nonNil(p.Previews), Stars: p.Stars, UpdatedAt: nullableTime(p.UpdatedAt)},
 		Downloads: p.Downloads, Signature: signatureOf(p.Signature),
 		Featured: p.Featured, Official: p.Official, VersionsURL: p.VersionsURL,
-		Deprecated: p.Deprecated, APIVersion: p.APIVersion, Platforms: nonNil(p.Platforms),
+		Deprecated: p.Deprecated, Archived: p.Archived, APIVersion: p.APIVersion, Platforms: nonNil(p.Platforms),
 	}, nil
 }
 

@@ -87,6 +87,7 @@ type Encoded struct {
 	Categories []string
 	Official   bool
 	Featured   bool
+	Archived   bool // ranks after every active entry
 	Downloads  int64
 	UpdatedAt  time.Time
 	Full       []byte // every field
@@ -535,10 +536,14 @@ func curupiraHead(h Header) []byte {
 	return append(b, `,"extensions":[`...)
 }
 
-// rankCompare orders entries for selection: official, then featured, then by order
-// (downloads or recent), then by id.
+// rankCompare orders entries for selection: active before archived (an archived package
+// expects no releases, so a partial index spends its room on live ones first), official,
+// then featured, then by order (downloads or recent), then by id.
 func rankCompare(order string) func(a, b *Encoded) int {
 	return func(a, b *Encoded) int {
+		if a.Archived != b.Archived {
+			return boolFirst(b.Archived)
+		}
 		if a.Official != b.Official {
 			return boolFirst(a.Official)
 		}

@@ -33,8 +33,8 @@ func EncodePlugin(pl Plugin, p Policy) (*Encoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %w", pl.ID, err)
 	}
-	return &Encoded{ID: e.ID, Categories: e.Categories, Official: pl.Official, Featured: pl.Featured, Downloads: pl.Downloads,
-		UpdatedAt: pl.UpdatedAt, Full: full, Compact: compact}, nil
+	return &Encoded{ID: e.ID, Categories: e.Categories, Official: pl.Official, Featured: pl.Featured, Archived: pl.Archived,
+		Downloads: pl.Downloads, UpdatedAt: pl.UpdatedAt, Full: full, Compact: compact}, nil
 }
 
 // EncodeExtension serialises one Curupira entry in full and compact form (the description
