@@ -7,6 +7,8 @@ ALTER TABLE pins ADD COLUMN workflow TEXT NOT NULL DEFAULT '' CHECK (length(work
 -- installable and listed; it sorts after active packages and refuses publishes until it is
 -- unarchived. NULL means active.
 ALTER TABLE packages ADD COLUMN archived_at TEXT;
+-- Searches order archived packages last: the few archived ids are read through this index.
+CREATE INDEX packages_archived ON packages (id) WHERE archived_at IS NOT NULL;
 
 -- The change feed learns 'archive' and 'unarchive' (beside 0013's quarantine kinds).
 -- SQLite cannot alter a CHECK, so the table is rebuilt with its rows, index and append-only

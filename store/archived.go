@@ -54,3 +54,41 @@ func (s *Store) packageExists(ctx context.Context, tx *sql.Tx, id string) error 
 	}
 	return nil
 }
+
+// archivedLastSQL is the first ORDER BY term of a search without text: active packages
+// (false, 0) before archived ones.
+const archivedLastSQL = "(id IN (SELECT id FROM packages WHERE archived_at IS NOT NULL))"
+
+// archivedIDs is the set of archived package ids (few: read through packages_archived).
+func (s *Store) archivedIDs(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM packages WHERE archived_at IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("store: archived ids: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: archived ids: %w", err)
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// archivedAfter orders rows of archived packages after the others, each part in order.
+func archivedAfter(archived map[string]bool, order func(a, b searchRow) int) func(a, b searchRow) int {
+	if len(archived) == 0 {
+		return order
+	}
+	return func(a, b searchRow) int {
+		if x, y := archived[a.id], archived[b.id]; x != y {
+			if y {
+				return -1
+			}
+			return 1
+		}
+		return order(a, b)
+	}
+}

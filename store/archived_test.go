@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pluginyard/registry/store"
 )
@@ -91,6 +92,42 @@ func TestChangesStayAppendOnly(t *testing.T) {
 	for _, q := range []string{"UPDATE changes SET change = 'yank'", "DELETE FROM changes"} {
 		if _, err := db.ExecContext(ctx, q); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: %v, want the append-only trigger to abort it", q, err)
+		}
+	}
+}
+
+// Search results, with text or without, list archived packages after active ones, each
+// part in the asked order.
+func TestSearchOrdersArchivedLast(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	now := time.Now()
+	for _, id := range []string{"stats-pro", "stats-lite", "stats-old"} {
+		if _, err := s.InsertRelease(ctx, mustRelease(t, s, id, "1.0.0", []byte(id)), store.AuditEntry{Actor: "a", Action: "publish", Target: id, Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	docs := []store.SearchDoc{
+		{ID: "stats-old", Name: "Stats Old", Description: "stats stats stats stats", Kind: "plugin", UpdatedAt: now.Add(time.Hour), Downloads: 1000},
+		{ID: "stats-pro", Name: "Stats Pro", Description: "stats for teams", Kind: "plugin", UpdatedAt: now, Downloads: 50},
+		{ID: "stats-lite", Name: "Stats Lite", Description: "a little stats", Kind: "plugin", UpdatedAt: now, Downloads: 10},
+	}
+	if err := s.ReplaceSearch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetArchived(ctx, "stats-old", true, store.AuditEntry{Actor: "acme", Action: "archive", Target: "stats-old", Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []store.SearchQuery{
+		{Q: "stats", Limit: 10}, {Q: "stats", Sort: "downloads", Limit: 10}, {Q: "stats", Sort: "recent", Limit: 10},
+		{Sort: "downloads", Limit: 10}, {Sort: "name", Limit: 10}, {Kind: "plugin", Sort: "recent", Limit: 10},
+	} {
+		got, _, err := s.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || got[2] != "stats-old" {
+			t.Errorf("Search(%+v) = %v, want the archived stats-old last", q, got)
 		}
 	}
 }

@@ -259,7 +259,7 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error
 	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM search WHERE "+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: search count: %w", err)
 	}
-	query := "SELECT id FROM search WHERE " + cond + " ORDER BY " + searchOrder(q.Sort, false) + " LIMIT ? OFFSET ?"
+	query := "SELECT id FROM search WHERE " + cond + " ORDER BY " + archivedLastSQL + ", " + searchOrder(q.Sort, false) + " LIMIT ? OFFSET ?"
 	ids, err := s.searchIDs(ctx, query, append(args, q.Limit, q.Offset)...)
 	return ids, total, err
 }
@@ -492,7 +492,11 @@ func (s *Store) searchTextCounted(ctx context.Context, q SearchQuery, withCounts
 	if err != nil {
 		return SearchResult{}, err
 	}
-	order := searchRowOrder(q.Sort)
+	archived, err := s.archivedIDs(ctx)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	order := archivedAfter(archived, searchRowOrder(q.Sort)) // archived.go
 	slices.SortFunc(first, order)
 	rest := win[:min(len(win), SearchCap)]
 	rest = slices.DeleteFunc(slices.Clone(rest), func(r searchRow) bool {
