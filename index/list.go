@@ -48,6 +48,8 @@ type Entry struct {
 	Previews   []Preview
 	Signing    *Signing
 	Owners     []string // publisher names allowed to publish this id
+	// ScanAllow names the content-scan findings publish allows (scan_allow).
+	ScanAllow []ScanAllow
 }
 
 // ExtensionEntry is one plugins.yaml extensions entry (a Curupira trigger extension,
@@ -59,6 +61,8 @@ type ExtensionEntry struct {
 	Featured   bool
 	Signing    *Signing
 	Owners     []string
+	// ScanAllow names the content-scan findings publish allows (scan_allow).
+	ScanAllow []ScanAllow
 }
 
 // Preview is one listing image: an absolute https URL and its alternative text.

@@ -18,8 +18,8 @@ const maxCategoryLen = 64
 // The fields each mapping of plugins.yaml knows, in the order "unknown field" names them.
 var (
 	rootFields      = []string{"plugins", "extensions"}
-	pluginFields    = []string{"id", "repo", "kind", "categories", "featured", "official", "previews", "signing", "owners"}
-	extensionFields = []string{"name", "repo", "categories", "featured", "signing", "owners"}
+	pluginFields    = []string{"id", "repo", "kind", "categories", "featured", "official", "previews", "signing", "owners", "scan_allow"}
+	extensionFields = []string{"name", "repo", "categories", "featured", "signing", "owners", "scan_allow"}
 	previewFields   = []string{"url", "alt"}
 	signingFields   = []string{"required", "sigstore", "ed25519_keys"}
 	sigstoreFields  = []string{"repository", "workflow", "ref", "issuer"}
@@ -112,6 +112,7 @@ func (d *decoder) plugin(n *yaml.Node, path string) (e Entry, idNode *yaml.Node,
 		e.Signing = d.signing(v, path+".signing", e.Repo)
 	}
 	e.Owners = d.owners(vals.get("owners"), path+".owners", e.ID)
+	e.ScanAllow = d.scanAllow(vals.get("scan_allow"), path+".scan_allow")
 	return e, vals.get("id"), ok
 }
 
@@ -322,5 +323,6 @@ func (d *decoder) extension(n *yaml.Node, path string) (e ExtensionEntry, nameNo
 		e.Signing = d.signing(v, path+".signing", e.Repo)
 	}
 	e.Owners = d.owners(vals.get("owners"), path+".owners", e.Name)
+	e.ScanAllow = d.scanAllow(vals.get("scan_allow"), path+".scan_allow")
 	return e, vals.get("name"), ok
 }

@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -263,4 +264,23 @@ func (a *archive) scanName(name string) {
 			a.errorf(r.id, name, "the package contains %s, %q; remove it from the package (build from a clean checkout, or exclude it), and if it ever held real secrets, revoke them. A false positive is allowed by the plugins.yaml entry's scan_allow: [{path: %q, rule: %s}]", r.what, base, name, r.id)
 		}
 	}
+}
+
+// ScanRules returns the ids of the content and file-name rules, sorted: the rules a
+// plugins.yaml entry's scan_allow may allow for one path. The blocklist's rules are not
+// among them; an admin removes a block instead.
+func ScanRules() []string {
+	seen := map[string]bool{}
+	for _, r := range secretRules {
+		seen[r.id] = true
+	}
+	for _, r := range nameRules {
+		seen[r.id] = true
+	}
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
 }
