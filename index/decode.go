@@ -175,8 +175,9 @@ func isNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
 }
 
-// maxFields is the most fields any mapping of plugins.yaml knows (a plugin entry's nine).
-const maxFields = 10
+// maxFields is the most fields any mapping of plugins.yaml knows (a plugin entry's), with
+// room for one more.
+const maxFields = 12
 
 // fieldVals is a mapping's fields as fields found them: the value and key node of each known
 // field, in the order of known (nil when absent). It is a value, so that decoding an entry

@@ -48,6 +48,8 @@ type Entry struct {
 	Previews   []Preview
 	Signing    *Signing
 	Owners     []string // publisher names allowed to publish this id
+	// SimilarToAllowed names the listed ids this one may resemble (CheckLookalikes).
+	SimilarToAllowed []string
 	// ScanAllow names the content-scan findings publish allows (scan_allow).
 	ScanAllow []ScanAllow
 }
@@ -61,6 +63,8 @@ type ExtensionEntry struct {
 	Featured   bool
 	Signing    *Signing
 	Owners     []string
+	// SimilarToAllowed names the listed extensions this one may resemble.
+	SimilarToAllowed []string
 	// ScanAllow names the content-scan findings publish allows (scan_allow).
 	ScanAllow []ScanAllow
 }

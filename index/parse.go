@@ -18,8 +18,8 @@ const maxCategoryLen = 64
 // The fields each mapping of plugins.yaml knows, in the order "unknown field" names them.
 var (
 	rootFields      = []string{"plugins", "extensions"}
-	pluginFields    = []string{"id", "repo", "kind", "categories", "featured", "official", "previews", "signing", "owners", "scan_allow"}
-	extensionFields = []string{"name", "repo", "categories", "featured", "signing", "owners", "scan_allow"}
+	pluginFields    = []string{"id", "repo", "kind", "categories", "featured", "official", "previews", "signing", "owners", "similar_to_allowed", "scan_allow"}
+	extensionFields = []string{"name", "repo", "categories", "featured", "signing", "owners", "similar_to_allowed", "scan_allow"}
 	previewFields   = []string{"url", "alt"}
 	signingFields   = []string{"required", "sigstore", "ed25519_keys"}
 	sigstoreFields  = []string{"repository", "workflow", "ref", "issuer"}
@@ -57,6 +57,7 @@ func parseList(data []byte) (*List, problem.List, *yaml.Node) {
 	if n := vals.get("extensions"); n != nil {
 		l.Extensions = d.extensions(n)
 	}
+	d.lookalikes(root, l) // needs every entry: an id may only resemble, or allow, one listed
 	return l, d.problems(), root
 }
 
@@ -112,6 +113,7 @@ func (d *decoder) plugin(n *yaml.Node, path string) (e Entry, idNode *yaml.Node,
 		e.Signing = d.signing(v, path+".signing", e.Repo)
 	}
 	e.Owners = d.owners(vals.get("owners"), path+".owners", e.ID)
+	e.SimilarToAllowed = d.similarToAllowed(vals.get("similar_to_allowed"), path+".similar_to_allowed", checkID)
 	e.ScanAllow = d.scanAllow(vals.get("scan_allow"), path+".scan_allow")
 	return e, vals.get("id"), ok
 }
@@ -323,6 +325,7 @@ func (d *decoder) extension(n *yaml.Node, path string) (e ExtensionEntry, nameNo
 		e.Signing = d.signing(v, path+".signing", e.Repo)
 	}
 	e.Owners = d.owners(vals.get("owners"), path+".owners", e.Name)
+	e.SimilarToAllowed = d.similarToAllowed(vals.get("similar_to_allowed"), path+".similar_to_allowed", checkExtensionName)
 	e.ScanAllow = d.scanAllow(vals.get("scan_allow"), path+".scan_allow")
 	return e, vals.get("name"), ok
 }
