@@ -292,10 +292,10 @@ func shrinkReason(before, after int, maxShrink float64) string {
 	return fmt.Sprintf("the catalog would shrink from %d to %d entries at once (more than %.0f%%); if that is intended, reload with force", before, after, maxShrink*100)
 }
 
-// itemFor is the catalog item of package id in list l: its latest non-yanked release
+// itemOf is the catalog item of package id in list l: its latest non-yanked release
 // (by version.Compare) whose blob is whole; nil when it is not listed for that kind or has
-// no such release.
-func (s *Service) itemFor(ctx context.Context, li *listIndex, id string, rels []*store.Release, pkg *store.Package) (*Item, error) {
+// no such release. itemFor (quarantine.go) is it without what is quarantined.
+func (s *Service) itemOf(ctx context.Context, li *listIndex, id string, rels []*store.Release, pkg *store.Package) (*Item, error) {
 	var latest, newest *store.Release
 	var downloads int64
 	for _, r := range rels {

@@ -61,6 +61,7 @@ func checkPlatform(p string) error {
 const (
 	ReasonYanked         = "yanked"                     // the release is yanked
 	ReasonDamaged        = "damaged"                    // its stored package is damaged: it cannot be downloaded
+	ReasonQuarantined    = "quarantined"                // an admin quarantined the release or its package (quarantine.go)
 	ReasonNoPlugins      = "host_without_plugins"       // the host version has no plugin system
 	ReasonAPIVersion     = "api_version"                // the host does not accept the manifest's api_version
 	ReasonMinKandev      = "min_kandev_version"         // the manifest needs a newer host
@@ -104,6 +105,7 @@ type relEntry struct {
 	cur     *store.Curation
 	max     version.V // cur.MaxKandev parsed
 	invalid bool      // the release's own version is outside the grammar
+	quar    *store.Quarantine
 }
 
 func newRelEntry(r *store.Release, c *store.Card, cur *store.Curation) *relEntry {
@@ -157,6 +159,9 @@ func judge(e *relEntry, caps *HostCaps, h Host, damaged func(string) bool) Verdi
 	}
 	if e.rel.Yanked {
 		add(ReasonYanked, "%s is yanked (%s); it stays downloadable by its exact URL but is offered to no host", e.rel.Version, orNone(e.rel.YankReason))
+	}
+	if q := e.quar; q != nil {
+		add(ReasonQuarantined, "%s is quarantined by the registry's administrators: %s; it is offered to no host and cannot be downloaded", e.rel.Version, q.Reason)
 	}
 	if damaged(e.rel.SHA256) {
 		add(ReasonDamaged, "the registry's copy of %s is damaged and cannot be downloaded until the operator restores it", e.rel.Version)

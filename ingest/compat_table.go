@@ -27,7 +27,7 @@ const maxFeedChanges = 2000
 
 // releaseKinds are the feed changes that change a package's releases or their curation.
 var releaseKinds = map[string]bool{store.ChangePublish: true, store.ChangeYank: true, store.ChangeUnyank: true,
-	store.ChangeYankAll: true, store.ChangeCompat: true}
+	store.ChangeYankAll: true, store.ChangeCompat: true, store.ChangeQuarantine: true, store.ChangeUnquarantine: true}
 
 // refreshTable returns a table at the store's current serial: t itself when nothing
 // changed, t with only the packages the change feed names reloaded, or a full load.
@@ -149,7 +149,11 @@ func (s *Service) relEntryOf(ctx context.Context, r *store.Release, curs map[str
 	if cu, ok := curs[r.Version]; ok {
 		cur = &cu
 	}
-	return newRelEntry(r, c, cur)
+	e := newRelEntry(r, c, cur)
+	if q, ok := s.QuarantineOf(r.PackageID, r.Version); ok {
+		e.quar = &q
+	}
+	return e
 }
 
 func sortEntries(es []*relEntry) {

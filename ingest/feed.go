@@ -57,6 +57,16 @@ type PackageState struct {
 	// Curated are the host ranges an admin narrowed after publish (registry compat set), in
 	// publish order: a host newer than MaxKandev must not install that version.
 	Curated []Curated `json:"curated"`
+	// Quarantined are the quarantines in force (docs/quarantine.md): the whole package
+	// (version "") or releases a mirror must stop serving. Absent when there is none, so
+	// the documents of packages never quarantined keep their bytes.
+	Quarantined []Quarantined `json:"quarantined,omitempty"`
+}
+
+// Quarantined is one quarantine of a package document's state.
+type Quarantined struct {
+	Version string `json:"version"` // "" for the whole package
+	Reason  string `json:"reason"`
 }
 
 // Curated is one release's curated host range.
@@ -199,6 +209,9 @@ func (s *Service) packageIndexBody(id string, rels []*store.Release, pkg *store.
 		if c, ok := curated[r.Version]; ok {
 			state.Curated = append(state.Curated, Curated{Version: r.Version, MaxKandev: c.MaxKandev, Reason: c.Reason})
 		}
+	}
+	for _, q := range s.QuarantinesOf(id) {
+		state.Quarantined = append(state.Quarantined, Quarantined{Version: q.Version, Reason: q.Reason})
 	}
 	if pkg.DeprecatedReason != "" {
 		state.Deprecated = &Deprecation{Reason: pkg.DeprecatedReason, Replacement: pkg.DeprecatedReplacement}

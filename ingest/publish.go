@@ -178,6 +178,9 @@ func (s *Service) commitRow(ctx context.Context, u *Upload, c checked) (*Publish
 	rep := c.rep
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
+	if err := s.publishRefusal(rep.ID, rep.Version); err != nil { // quarantine.go; under rebuildMu, as quarantines change
+		return nil, 0, err
+	}
 	if old, err := s.store.Release(ctx, rep.ID, rep.Version); err == nil {
 		if old.SHA256 == rep.SHA256 {
 			if err := s.repairBlob(u, old); err != nil {

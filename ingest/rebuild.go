@@ -34,6 +34,9 @@ func (s *Service) loadState(ctx context.Context, l *index.List) (*state, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.loadQuarantines(ctx); err != nil {
+		return nil, err
+	}
 	return &state{list: l, rels: rels, pkgs: pkgs, serial: serial}, nil
 }
 

@@ -104,6 +104,8 @@ type Service struct {
 	health    blobHealth // blobs found damaged; their releases stay out of the documents
 	host      hostState  // host-aware documents and the release table they are built from
 
+	quar atomic.Pointer[quarantineSet] // the quarantines in force (quarantine.go)
+
 	// ctx is the Service's own context: rebuilds after a committed change and their
 	// retries run on it, not on a request's. Close cancels it.
 	ctx    context.Context

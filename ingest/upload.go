@@ -27,10 +27,13 @@ type Upload struct {
 
 // BeginUpload authorises an upload named fileName ("<file id>-<version>.tar.gz") by actor a
 // and opens its spool. A refusal (*Refusal: 422 publish.filename, 403 publish.unlisted or
-// publish.forbidden, 409 publish.file_id.collision) costs the same whatever the package
+// publish.forbidden or publish.quarantined, 409 publish.file_id.collision) costs the same whatever the package
 // holds, since none of it has been read.
 func (s *Service) BeginUpload(a Actor, fileName string) (*Upload, error) {
 	t, err := s.resolveTarget(a, fileName)
+	if err == nil {
+		err = s.publishRefusal(t.ID, t.Version) // before any byte is read; commitRow checks again
+	}
 	if err != nil {
 		s.refusedEarly(a, fileName, err)
 		return nil, err

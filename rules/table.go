@@ -12,6 +12,7 @@ var table = concat(
 	in(Package, packageRules),
 	in(Signature, signatureRules),
 	in(Publish, publishRules),
+	in(Publish, quarantineRules),
 	in(Sync, syncRules),
 	in(Index, indexRules),
 	in(HostAware, hostRules),

@@ -33,6 +33,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, ingest.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, ingest.ErrQuarantined):
+		return http.StatusGone
 	case errors.Is(err, ingest.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ingest.ErrStorageFull):

@@ -38,6 +38,9 @@ func (s *Server) handlePackage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.svc.DownloadRefusal(id, version); err != nil { // 410 quarantine.download, with the reason
+		return err
+	}
 	if s.svc.BlobDamaged(rel.SHA256) { // a scrub re-hashed it to another digest
 		return s.blobUnusable(c, "package", rel.SHA256, id+"@"+version, fmt.Errorf("blob %s failed its last check: %w", rel.SHA256, store.ErrBlobCorrupt))
 	}

@@ -166,6 +166,12 @@ func publisherOf(it *ingest.Item) string {
 // handlePluginPage is GET /plugins/{id}: one plugin or canvas.
 func (s *Server) handlePluginPage(c echo.Context) error {
 	it, ok := s.svc.Catalog().Item(c.Param("id"))
+	if !ok { // a quarantined package keeps its page, with the reason (quarantine.go)
+		var err error
+		if it, ok, err = s.quarantinedPage(c, c.Param("id")); err != nil {
+			return err
+		}
+	}
 	if !ok || it.Kind == "extension" {
 		return errf(http.StatusNotFound, "no plugin named "+c.Param("id")+" is listed here")
 	}
@@ -193,6 +199,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	if err := s.markCurated(c, it.ID, p.Versions); err != nil {
 		return err
 	}
+	p.Quarantined = s.quarantineNotices(it.ID, p.Versions)
 	d, err := s.packageDetails(c, it, p.Versions)
 	if err != nil {
 		return err

@@ -66,6 +66,11 @@ func (s *Server) routes() {
 	getHead(admin, "/sync", s.handleSyncStatus)
 	admin.POST("/compat/:id/versions/:version", s.handleCompatSet)
 	admin.POST("/compat/:id/versions/:version/clear", s.handleCompatClear)
+	getHead(admin, "/quarantine", s.handleQuarantineList)
+	admin.POST("/quarantine/:id", s.handleQuarantinePackage)
+	admin.POST("/quarantine/:id/release", s.handleUnquarantinePackage)
+	admin.POST("/quarantine/:id/versions/:version", s.handleQuarantineRelease)
+	admin.POST("/quarantine/:id/versions/:version/release", s.handleUnquarantineRelease)
 
 	getHead(e, "/", s.handleHome)
 	getHead(e, "/plugins/:id", s.handlePluginPage)

@@ -139,6 +139,8 @@ type VersionRow struct {
 	// CuratedMax is the newest Kandev version an admin still offers this release to ("":
 	// not curated), CuratedReason why (registry compat, docs/host-aware.md).
 	CuratedMax, CuratedReason string
+	// Quarantined marks a release an admin quarantined (its reason is on the page's banner).
+	Quarantined bool
 	// NotesHTML is this version's section of its CHANGELOG.md, rendered at publish.
 	NotesHTML HTML
 }
@@ -212,6 +214,7 @@ type PluginPage struct {
 	RepoURL          string
 	License          string
 	MinKandevVersion string
+	Quarantined      []QuarantineNotice // the quarantines in force (quarantine.go)
 	UpdatedAt        string
 	Warnings         []string
 	RunsOn           RunsOn

@@ -42,6 +42,7 @@ func commands() map[string]command {
 		"unyank":          {cmdUnyank, unyankHelp},
 		"delist":          {cmdDelist, delistHelp},
 		"compat":          {cmdCompat, compatHelp},
+		"quarantine":      {cmdQuarantine, quarantineHelp},
 		"log":             {cmdLog, logHelp()},
 		"version":         {cmdVersion, versionHelp},
 	}
