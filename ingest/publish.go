@@ -70,6 +70,9 @@ func (s *Service) check(ctx context.Context, u *Upload, bundle []byte) (checked,
 		return checked{}, fmt.Errorf("ingest: read package: %w", err)
 	}
 	c := checked{rep: rep}
+	if err := s.screenContent(ctx, rep); err != nil {
+		return c, err
+	}
 	if !rep.OK() {
 		return c, refuse(ErrInvalid, rep.Problems, "the package is invalid: %d problem(s)", len(rep.Problems.Errors()))
 	}
