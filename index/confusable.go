@@ -183,10 +183,10 @@ func writeLatin(b *strings.Builder, r rune) {
 // oneEditApart reports whether a and b differ by exactly one edit: one rune inserted,
 // deleted or replaced, or two neighbouring runes swapped (the optimal-string-alignment
 // distance 1). A swap is one slip of the fingers, which is why typosquatting studies count
-// it as one edit where plain Levenshtein counts two. One digit replaced by another does
-// not count: "page-01" and "page-02", "acme-v1" and "acme-v2" read as the different numbers
-// they are, which is how siblings are numbered, and the digits that do look like letters
-// (0, 1) are the skeleton's business.
+// it as one edit where plain Levenshtein counts two. One digit replaced by another, or two
+// neighbouring digits swapped, does not count: "page-01", "page-02" and "page-10", "acme-v1"
+// and "acme-v2" read as the different numbers they are, which is how siblings are
+// numbered, and the digits that do look like letters (0, 1) are the skeleton's business.
 func oneEditApart(a, b string) bool {
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) < len(rb) {
@@ -208,7 +208,8 @@ func oneEditApart(a, b string) bool {
 	if string(ra[i+1:]) == string(rb[i+1:]) {
 		return !(isDigit(ra[i]) && isDigit(rb[i])) // replaced
 	}
-	return i+1 < len(ra) && ra[i] == rb[i+1] && ra[i+1] == rb[i] && string(ra[i+2:]) == string(rb[i+2:])
+	swapped := i+1 < len(ra) && ra[i] == rb[i+1] && ra[i+1] == rb[i] && string(ra[i+2:]) == string(rb[i+2:])
+	return swapped && !(isDigit(ra[i]) && isDigit(ra[i+1])) // "page-12" and "page-21" are two numbers
 }
 
 func isDigit(r rune) bool { return '0' <= r && r <= '9' }

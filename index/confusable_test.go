@@ -67,6 +67,7 @@ func TestLookalikeIDsAreRefused(t *testing.T) {
 		{"a long family", []string{"acme-jira-board", "acme-jira-boards"}, nil, ""},
 		{"three letters is too short to misspell", []string{"git", "gif"}, nil, ""},
 		{"numbered siblings", []string{"page-01", "page-02"}, nil, ""},
+		{"numbered siblings, digits swapped", []string{"page-12", "page-21"}, nil, ""},
 		{"versions", []string{"acme-v1", "acme-v2"}, nil, ""},
 		{"two edits", []string{"lodash", "ladish"}, nil, ""},
 		{"a letter moved, not swapped", []string{"abcdefg", "acdefgb"}, nil, ""},
