@@ -38,8 +38,14 @@ type PublishResult struct {
 // PublishUpload verifies the spooled package of u, checks it against the list and its
 // signing policy, and commits it. Nothing is stored unless every check passes, and the
 // index documents are built with the release before it is committed: a release they
-// could not hold is refused (index.size), never accepted and left out.
-func (s *Service) PublishUpload(ctx context.Context, u *Upload, bundle []byte) (*PublishResult, error) {
+// could not hold is refused (index.size), never accepted and left out. It runs at low
+// CPU priority (RunLowPriority): requests being served go first.
+func (s *Service) PublishUpload(ctx context.Context, u *Upload, bundle []byte) (res *PublishResult, err error) {
+	RunLowPriority(func() { res, err = s.publishUpload(ctx, u, bundle) })
+	return res, err
+}
+
+func (s *Service) publishUpload(ctx context.Context, u *Upload, bundle []byte) (*PublishResult, error) {
 	c, err := s.check(ctx, u, bundle)
 	target := targetOf(c.rep, u.name)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -134,6 +135,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	// build (decoding and encoding every release): a blob found damaged rebuilds once more.
 	checked := make(chan error, 1)
 	go func() { checked <- svc.CheckBlobsExist(ctx) }()
+	spareProc()
 	restoreGC := startupGC()
 	err = startIndex(ctx, c, svc, log)
 	if cerr := <-checked; err == nil {
@@ -322,6 +324,16 @@ func (r *reloader) onSIGHUP(ctx context.Context) {
 			_ = r.reload(ctx, "sighup", false)
 		}
 	}
+}
+
+// spareProc gives the Go runtime one P more than it would use, unless the operator set
+// GOMAXPROCS: publishes run on low-priority threads (ingest.RunLowPriority), and one of
+// them waiting for a CPU holds its P, which requests being served must not need.
+func spareProc() {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 }
 
 // startupGC lets the heap grow further between collections while the first build decodes

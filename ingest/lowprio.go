@@ -1,0 +1,30 @@
+package ingest
+
+import "runtime"
+
+// PublishNice is how much nicer than the rest of the process publishes run (Linux;
+// elsewhere they run at the process's priority): a publish verifies and builds for
+// milliseconds at a time, and at the same priority on a busy machine it takes its share of
+// the CPU from requests being served. Ten steps nicer, the kernel runs a waiting request
+// first, and the publish gets the CPU the requests leave (all of it on an idle machine).
+// See RunLowPriority.
+const PublishNice = 10
+
+// RunLowPriority runs f on an OS thread of its own, PublishNice nicer than the calling
+// thread (at most 19), and returns when f has. The thread is never handed back to the Go runtime: it exits with the goroutine,
+// and its niceness with it, so that no request is ever served from it afterwards (an
+// unprivileged process could not raise its priority back). Give the process a spare P
+// (GOMAXPROCS above the number of CPUs, as `registry serve` does) so that a low-priority
+// thread waiting for a CPU never holds the P a request needs.
+func RunLowPriority(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // not unlocked: the thread ends with this goroutine
+		if n, err := threadNice(); err == nil {
+			_ = setThreadNice(min(n+PublishNice, 19))
+		}
+		f()
+	}()
+	<-done
+}
