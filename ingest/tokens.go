@@ -13,13 +13,18 @@ import (
 	"time"
 
 	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/token"
 )
 
 // ErrUnauthenticated means no valid token was presented.
 var ErrUnauthenticated = errors.New("unauthenticated")
 
-// tokenPrefix marks registry tokens so secret scanners can recognise a leaked one.
-const tokenPrefix = "pyr_"
+// TokenPattern finds this registry's tokens in text (the secret scanner's rule, RE2); a
+// match is a candidate that token.Valid confirms by its checksum. See package token.
+const TokenPattern = token.Pattern
+
+// tokenPrefix starts every token this registry issues, of either format.
+const tokenPrefix = token.Prefix
 
 // HashToken is how a token secret is stored: hex sha256.
 func HashToken(secret string) string {
@@ -27,13 +32,20 @@ func HashToken(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// newSecret makes a token secret (package token's format) and its id. The id is drawn
+// apart from the secret, so that the id shown in `registry token list` and in the audit
+// log tells nothing of the secret; a token made before the checksummed format has the
+// first 8 characters of its secret's body as its id.
 func newSecret() (id, secret string, err error) {
-	b := make([]byte, 25)
+	b := make([]byte, 5)
 	if _, err := rand.Read(b); err != nil {
-		return "", "", fmt.Errorf("ingest: token: %w", err)
+		return "", "", fmt.Errorf("ingest: token id: %w", err)
 	}
-	enc := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
-	return enc[:8], tokenPrefix + enc, nil
+	secret, err = token.New()
+	if err != nil {
+		return "", "", fmt.Errorf("ingest: %w", err)
+	}
+	return strings.ToLower(base32.StdEncoding.EncodeToString(b)), secret, nil
 }
 
 // TokenSpec describes a token to create.
@@ -124,4 +136,56 @@ func EnsureAdminToken(ctx context.Context, st *store.Store, envSet bool) (string
 	}
 	secret, _, err := CreateToken(ctx, st, TokenSpec{Kind: "admin", Note: "generated on first start"}, "registry")
 	return secret, err
+}
+
+// ErrMalformedToken means a string handed to RevokeLeaked is not a registry token: not
+// the current format with a valid checksum, nor the shape of an older token.
+var ErrMalformedToken = errors.New("not a registry token")
+
+// PublicRevokeActor is the audit actor of a revocation through POST /api/v1/tokens/revoke.
+const PublicRevokeActor = "public revoke"
+
+// Leaked is what RevokeLeaked did, for the log; the caller that reported the token is told
+// none of it.
+type Leaked int
+
+// What RevokeLeaked did with a well-formed token.
+const (
+	LeakedUnknown  Leaked = iota // no such token (or already revoked): nothing to do
+	LeakedRevoked                // a live token, revoked now
+	LeakedEnvAdmin               // REGISTRY_ADMIN_TOKEN: configuration, which only the operator can rotate
+)
+
+// RevokeLeaked revokes the token whose secret this is, whoever asks: holding the secret
+// is the proof that it leaked. A token that was live is revoked and audited (actor
+// "public revoke", its id and kind, never the secret); an unknown or already revoked one
+// changes nothing and is not audited, so that strangers cannot fill the audit log. The
+// REGISTRY_ADMIN_TOKEN cannot be revoked from the store; reporting it is audited as
+// refused so that the operator sees that it must be rotated.
+func (a *Authenticator) RevokeLeaked(ctx context.Context, secret string) (Leaked, error) {
+	hash := HashToken(secret)
+	if a.adminHash != "" && subtle.ConstantTimeCompare([]byte(hash), []byte(a.adminHash)) == 1 {
+		err := a.store.Audit(ctx, store.AuditEntry{Actor: PublicRevokeActor, Action: "token.revoke", Target: "env", Outcome: "refused",
+			Detail: map[string]any{"kind": "admin", "reason": "REGISTRY_ADMIN_TOKEN was reported leaked; it is configuration: set a new one and restart"}})
+		return LeakedEnvAdmin, err
+	}
+	if !token.Valid(secret) && !token.Legacy(secret) {
+		return LeakedUnknown, ErrMalformedToken
+	}
+	t, err := a.store.TokenByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && t.RevokedAt != nil) {
+		return LeakedUnknown, nil
+	}
+	if err != nil {
+		return LeakedUnknown, err
+	}
+	audit := store.AuditEntry{Actor: PublicRevokeActor, Action: "token.revoke", Target: t.ID, Outcome: "ok",
+		Detail: map[string]any{"kind": t.Kind, "publisher": t.Publisher, "via": "POST /api/v1/tokens/revoke"}}
+	switch err := a.store.RevokeToken(ctx, t.ID, audit); {
+	case errors.Is(err, store.ErrNotFound):
+		return LeakedUnknown, nil // revoked meanwhile
+	case err != nil:
+		return LeakedUnknown, err
+	}
+	return LeakedRevoked, nil
 }
