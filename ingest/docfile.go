@@ -117,17 +117,13 @@ func (d *Document) GzipFile() string {
 func (d *Document) GzipReady() bool { return d.lazy != nil && d.lazy.gzReady.Load() }
 
 func (d *Document) gzip() ([]byte, string) {
-	if d.lazy == nil {
-		d.lazy = &docLazy{}
+	if d.lazy == nil { // a Document not made by newDocument: nothing to keep it in, and no
+		// field written, so that concurrent readers do not race
+		return compress(d.Body), ""
 	}
 	l := d.lazy
 	l.gzOnce.Do(func() {
-		var buf bytes.Buffer
-		buf.Grow(len(d.Body) / 4)
-		zw, _ := gzip.NewWriterLevel(&buf, gzipLevel(len(d.Body))) // a valid level: no error
-		_, _ = zw.Write(d.Body)                                    // writes to a bytes.Buffer do not fail
-		_ = zw.Close()
-		l.gz = buf.Bytes()
+		l.gz = compress(d.Body)
 		if l.dir != "" {
 			path := filepath.Join(l.dir, fmt.Sprintf("%s-%s.json.gz", l.name, strings.Trim(d.ETag, `"`)))
 			if err := os.MkdirAll(l.dir, 0o750); err == nil && writeAtomic(path, l.gz) == nil {
@@ -137,6 +133,16 @@ func (d *Document) gzip() ([]byte, string) {
 		l.gzReady.Store(true)
 	})
 	return l.gz, l.gzFile
+}
+
+// compress is body's gzip representation at gzipLevel.
+func compress(body []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(body) / 4)
+	zw, _ := gzip.NewWriterLevel(&buf, gzipLevel(len(body))) // a valid level: no error
+	_, _ = zw.Write(body)                                    // writes to a bytes.Buffer do not fail
+	_ = zw.Close()
+	return buf.Bytes()
 }
 
 func writeAtomic(path string, data []byte) error {

@@ -65,3 +65,25 @@ func TestGzipLevelBySize(t *testing.T) {
 		t.Fatal("the gzip bytes are not the body")
 	}
 }
+
+// A Document not made by newDocument still answers gzip, and concurrent calls write no
+// field of it (go test -race).
+func TestGzipOfAZeroDocumentIsRaceFree(t *testing.T) {
+	d := Document{Body: []byte(`{"schema_version":1,"plugins":[]}`)}
+	done := make(chan []byte, 4)
+	for range 4 {
+		go func() { done <- d.Gzip() }()
+	}
+	for range 4 {
+		zr, err := gzip.NewReader(bytes.NewReader(<-done))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := io.ReadAll(zr); !bytes.Equal(got, d.Body) {
+			t.Fatalf("gzip of a zero Document decompresses to %q", got)
+		}
+	}
+	if d.lazy != nil {
+		t.Error("Gzip wrote d.lazy of a Document others may be reading")
+	}
+}
