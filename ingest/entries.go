@@ -38,6 +38,7 @@ func (s *Service) pluginEntry(it *Item) index.Plugin {
 	if pk := it.Package; pk != nil && pk.DeprecatedReason != "" {
 		p.Deprecated = &index.Deprecation{Reason: pk.DeprecatedReason, Replacement: pk.DeprecatedReplacement}
 	}
+	p.Archived = it.Archived()
 	return p
 }
 

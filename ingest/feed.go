@@ -61,6 +61,9 @@ type PackageState struct {
 	// (version "") or releases a mirror must stop serving. Absent when there is none, so
 	// the documents of packages never quarantined keep their bytes.
 	Quarantined []Quarantined `json:"quarantined,omitempty"`
+	// ArchivedAt is when its owner archived it (no more releases expected; docs/archived.md);
+	// absent while active.
+	ArchivedAt *time.Time `json:"archived_at,omitempty"`
 }
 
 // Quarantined is one quarantine of a package document's state.
@@ -216,6 +219,7 @@ func (s *Service) packageIndexBody(id string, rels []*store.Release, pkg *store.
 	if pkg.DeprecatedReason != "" {
 		state.Deprecated = &Deprecation{Reason: pkg.DeprecatedReason, Replacement: pkg.DeprecatedReplacement}
 	}
+	state.ArchivedAt = pkg.ArchivedAt
 	tail, err := json.Marshal(state)
 	if err != nil {
 		return nil, err

@@ -211,6 +211,9 @@ func (s *Service) commitRow(ctx context.Context, u *Upload, c checked) (*Publish
 	rel.CreatedAt = s.now().Truncate(time.Second)
 	what := "publishing " + rep.ID + "@" + rep.Version
 	err = s.checkCandidate(ctx, what, rep.ID, func(st *pkgState) error {
+		if err := refuseArchived(st.pkg, rep.ID, rep.Version); err != nil { // archive.go
+			return err
+		}
 		if err := s.checkNewRelease(ctx, st.rels, rep); err != nil {
 			return err
 		}

@@ -237,9 +237,9 @@ type sortedOrder struct {
 	field func(*viewOrders) *[]*Item
 }
 
-// sortedOrders sorts items once per order, as the search table sorts them: by lower-case
-// name, by downloads (most first) and by update time (newest first), ties by id (items
-// are sorted by id, so by index).
+// sortedOrders sorts items once per order, as the search table sorts them: active before
+// archived (archive.go), then by lower-case name, by downloads (most first) and by update
+// time (newest first), ties by id (items are sorted by id, so by index).
 func sortedOrders(items []*Item) []sortedOrder {
 	lower := make([]string, len(items))
 	for i, it := range items {
@@ -250,7 +250,7 @@ func sortedOrders(items []*Item) []sortedOrder {
 		for i := range p {
 			p[i] = int32(i)
 		}
-		slices.SortFunc(p, func(a, b int32) int { return cmp.Or(cmpf(a, b), cmp.Compare(a, b)) })
+		slices.SortFunc(p, func(a, b int32) int { return cmp.Or(archivedLast(items[a], items[b]), cmpf(a, b), cmp.Compare(a, b)) })
 		return p
 	}
 	return []sortedOrder{

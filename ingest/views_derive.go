@@ -217,13 +217,13 @@ func mergeOrder(list, added, gone []*Item, order func(a, b *Item) int) ([]*Item,
 
 // The orders of the views, ties by id: as sortedOrders sorts (items there are by id).
 func byName(a, b *Item) int {
-	return cmp.Or(strings.Compare(strings.ToLower(a.Name()), strings.ToLower(b.Name())), strings.Compare(a.ID, b.ID))
+	return cmp.Or(archivedLast(a, b), strings.Compare(strings.ToLower(a.Name()), strings.ToLower(b.Name())), strings.Compare(a.ID, b.ID))
 }
 
 func byDownloads(a, b *Item) int {
-	return cmp.Or(cmp.Compare(b.Downloads, a.Downloads), strings.Compare(a.ID, b.ID))
+	return cmp.Or(archivedLast(a, b), cmp.Compare(b.Downloads, a.Downloads), strings.Compare(a.ID, b.ID))
 }
 
 func byRecent(a, b *Item) int {
-	return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), strings.Compare(a.ID, b.ID))
+	return cmp.Or(archivedLast(a, b), b.UpdatedAt.Compare(a.UpdatedAt), strings.Compare(a.ID, b.ID))
 }
