@@ -28,7 +28,8 @@ import (
 // refused because others failed from the same address (a NAT, a CI runner pool); only the
 // failures get 429 once that budget is spent.
 type RateLimits struct {
-	// Auth bounds, per IP, POST /api/v1/auth/oidc exchanges and, separately, failed
+	// Auth bounds, per IP, POST /api/v1/auth/oidc exchanges and POST /api/v1/tokens/revoke
+	// reports (one budget) and, separately, failed
 	// authentications; once the failure budget is spent, a failing request answers 429
 	// instead of 401 until it refills. Default 30.
 	Auth int
@@ -43,6 +44,9 @@ type RateLimits struct {
 	// whose class is not built yet: each costs a build, while a built class answers without
 	// spending. Default 30.
 	HostBuild int
+	// Report bounds, per IP, the reports anyone may file (POST /plugins/{id}/report and
+	// POST /api/v1/plugins/{id}/reports), refused or not. Default 10.
+	Report int
 	// TrustForwarded keys clients by X-Forwarded-For when the connection comes from a
 	// loopback or private address (a reverse proxy in front of the registry); otherwise
 	// by the connection's address, which a client cannot forge.
@@ -60,6 +64,9 @@ const (
 	// DefaultRateHostBuild is a host-aware build per two seconds per client, with a burst
 	// of 30: a host asks for one class, a mirror for a few.
 	DefaultRateHostBuild = 30
+	// DefaultRateReport is ten reports a minute per address: a person reports a package or
+	// two, a flood from one address stops at ten.
+	DefaultRateReport = 10
 )
 
 // rate classes, also the label of registry_rate_limited_total and, after "rate.", the
@@ -71,12 +78,14 @@ const (
 	classSearch  = "search"
 	// classHostBuild is charged by the host-aware handlers themselves (a build, not a route).
 	classHostBuild = "host_build"
+	classReport    = "report"
 )
 
 // rateLimiters holds one limiter per class; nil means the class is off.
 type rateLimiters struct {
 	auth, failed, publish, search *limiter
 	hostBuild                     *limiter
+	report                        *limiter
 	forwarded                     echo.IPExtractor // nil: the connection's address
 }
 
@@ -92,6 +101,7 @@ func newRateLimiters(cfg RateLimits) *rateLimiters {
 		publish:   newLimiter(perMinute(cfg.Publish, DefaultRatePublish), maxKeys),
 		search:    newLimiter(perMinute(cfg.Search, DefaultRateSearch), maxKeys),
 		hostBuild: newLimiter(perMinute(cfg.HostBuild, DefaultRateHostBuild), maxKeys),
+		report:    newLimiter(perMinute(cfg.Report, DefaultRateReport), maxKeys),
 	}
 	if cfg.TrustForwarded {
 		rl.forwarded = echo.ExtractIPFromXFFHeader() // trusts loopback, link-local and private proxies
@@ -244,7 +254,7 @@ func (s *Server) limitRates(next echo.HandlerFunc) echo.HandlerFunc {
 // search, also by token.
 func classKeys(class, ip, tok string) []string {
 	switch {
-	case tok == "" || class == classAuth:
+	case tok == "" || class == classAuth || class == classReport:
 		return []string{ip}
 	case class == classPublish:
 		return []string{tok}
@@ -256,8 +266,10 @@ func classKeys(class, ip, tok string) []string {
 func (rl *rateLimiters) classOf(c echo.Context) (string, *limiter) {
 	method, route := c.Request().Method, c.Path()
 	switch {
-	case method == http.MethodPost && route == "/api/v1/auth/oidc":
-		return classAuth, rl.auth
+	case method == http.MethodPost && (route == "/api/v1/auth/oidc" || route == "/api/v1/tokens/revoke"):
+		return classAuth, rl.auth // per address only: a bearer header buys no fresh budget
+	case method == http.MethodPost && (route == "/api/v1/plugins/:id/reports" || route == "/plugins/:id/report"):
+		return classReport, rl.report
 	case method == http.MethodPost && strings.HasPrefix(route, "/api/v1/"):
 		return classPublish, rl.publish
 	case method == http.MethodGet && route == "/api/v1/plugins":

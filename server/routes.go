@@ -58,6 +58,7 @@ func (s *Server) routes() {
 	api.POST("/plugins/:id/versions/:version/unyank", s.handleUnyank, authed)
 	api.POST("/plugins/:id/deprecate", s.handleDeprecate, authed)
 	api.POST("/auth/oidc", s.handleOIDC)
+	api.POST("/tokens/revoke", s.handleTokenRevoke)
 	admin := api.Group("/admin", authed, requireAdmin)
 	getHead(admin, "/audit", s.handleAudit)
 	admin.POST("/reload", s.handleReload)
