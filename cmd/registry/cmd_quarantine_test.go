@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestQuarantineCommand(t *testing.T) {
+	data := t.TempDir()
+	st := MustStore(t, data)
+	insertMinRelease(t, st, "acme-hello", "1.0.0", "0.91.1")
+	_ = st.Close()
+	long := strings.Repeat("x", 501)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no subcommand", nil, exitUsage, "expected a subcommand: set, release or list"},
+		{"unknown subcommand", []string{"lift"}, exitUsage, `unknown subcommand "lift"`},
+		{"help", []string{"--help"}, exitOK, "usage: registry quarantine set"},
+		{"no target", []string{"set", "--data", data, "--reason", "x"}, exitUsage, "expected one ID or ID@VERSION"},
+		{"empty version", []string{"set", "--data", data, "--reason", "x", "acme-hello@"}, exitUsage, "expected one ID or ID@VERSION"},
+		{"no reason", []string{"set", "--data", data, "acme-hello"}, exitInvalid, "[quarantine.reason] reason"},
+		{"reason too long", []string{"set", "--data", data, "--reason", long, "acme-hello"}, exitInvalid, "the limit is 500"},
+		{"not stored", []string{"set", "--data", data, "--reason", "x", "acme-hello@2.0.0"}, exitInvalid, "stored versions of acme-hello: 1.0.0"},
+		{"list empty", []string{"list", "--data", data}, exitOK, "nothing is quarantined"},
+		{"set package", []string{"set", "--data", data, "--reason", "malware report", "acme-hello"}, exitOK, "quarantined acme-hello:"},
+		{"set release", []string{"set", "--data", data, "--reason", "steals tokens", "acme-hello@1.0.0"}, exitOK, "quarantined acme-hello@1.0.0:"},
+		{"list", []string{"list", "--data", data}, exitOK, "acme-hello@1.0.0"},
+		{"list json", []string{"list", "--json", "--data", data}, exitOK, `"reason": "malware report"`},
+		{"release package", []string{"release", "--data", data, "acme-hello"}, exitOK, "released the quarantine of acme-hello:"},
+		{"release again", []string{"release", "--data", data, "acme-hello"}, exitOK, "acme-hello is not quarantined; nothing changed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, out, errOut := testCLI(nil)
+			code := cmdQuarantine(context.Background(), c, tt.args)
+			all := out.String() + errOut.String()
+			if code != tt.code || !strings.Contains(all, tt.want) {
+				t.Errorf("exit %d, output:\n%s\nwant exit %d and %q", code, all, tt.code, tt.want)
+			}
+		})
+	}
+	st = MustStore(t, data)
+	defer st.Close()
+	qs, err := st.Quarantines(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 1 || qs[0].Target() != "acme-hello@1.0.0" || qs[0].Reason != "steals tokens" || qs[0].SetBy != "cli" {
+		t.Errorf("quarantines in force = %+v, want acme-hello@1.0.0 by cli", qs)
+	}
+	log, err := st.AuditLog(context.Background(), 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range log {
+		if strings.Contains(e.Action, "quarantine") {
+			actions = append(actions, e.Action+" "+e.Target+" "+e.Actor)
+		}
+	}
+	if got := strings.Join(actions, ", "); got != "unquarantine acme-hello cli, quarantine acme-hello@1.0.0 cli, quarantine acme-hello cli" {
+		t.Errorf("audit: %s", got)
+	}
+}
+
+func TestQuarantineSplitTarget(t *testing.T) {
+	tests := []struct{ arg, id, version string }{
+		{"acme-hello", "acme-hello", ""},
+		{"acme-hello@1.2.0", "acme-hello", "1.2.0"},
+		{"@acme/ext", "@acme/ext", ""},
+		{"@acme/ext@0.3.0", "@acme/ext", "0.3.0"},
+	}
+	for _, tt := range tests {
+		id, v, ok := splitTarget([]string{tt.arg})
+		if !ok || id != tt.id || v != tt.version {
+			t.Errorf("splitTarget(%q) = %q, %q, %v; want %q, %q", tt.arg, id, v, ok, tt.id, tt.version)
+		}
+	}
+}
+
+// TestQuarantineCommandRefusesWhileServing: set and release change the data directory
+// offline only; list runs beside the server.
+func TestQuarantineCommandRefusesWhileServing(t *testing.T) {
+	data := t.TempDir()
+	st := MustStore(t, data)
+	insertMinRelease(t, st, "acme-hello", "1.0.0", "0.91.1")
+	_ = st.Close()
+	lock, err := lockDataDir(data, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	for _, args := range [][]string{{"set", "--data", data, "--reason", "x", "acme-hello"}, {"release", "--data", data, "acme-hello"}} {
+		c, _, errOut := testCLI(nil)
+		if code := cmdQuarantine(context.Background(), c, args); code != exitInvalid {
+			t.Errorf("%v: exit %d while the directory is held (%s), want %d", args, code, errOut, exitInvalid)
+		}
+	}
+	c, out, _ := testCLI(nil)
+	if code := cmdQuarantine(context.Background(), c, []string{"list", "--data", data}); code != exitOK {
+		t.Errorf("list while serving: exit %d (%s)", code, out)
+	}
+}
+
+// TestQuarantineHelpIsTrue: `quarantine -h` shows each subcommand's flags and an example.
+func TestQuarantineHelpIsTrue(t *testing.T) {
+	c, out, _ := testCLI(nil)
+	if code := cmdQuarantine(context.Background(), c, []string{"-h"}); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, w := range []string{"--data DIR", "--reason TEXT", "--json", "registry quarantine release [--data DIR] ID[@VERSION]", "registry quarantine list --data /var/lib/registry"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("help lacks %q:\n%s", w, out)
+		}
+	}
+}

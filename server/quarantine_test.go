@@ -1,0 +1,152 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// indexEntries is index.json's entries array, verbatim.
+func (e *env) indexEntries() string {
+	e.t.Helper()
+	var d struct {
+		Plugins json.RawMessage `json:"plugins"`
+	}
+	e.get("/index.json").json(e.t, &d)
+	return string(d.Plugins)
+}
+
+// TestQuarantineThroughTheAdminAPI: an admin quarantines a package; at once it leaves
+// index.json and search, its download is 410 quarantine.download with the reason, its
+// page stays with the reason and no install panel, its owner's token cannot publish it
+// (403 publish.quarantined), the feed, the audit log and the admin list record it; the
+// release restores index.json byte for byte and the download.
+func TestQuarantineThroughTheAdminAPI(t *testing.T) {
+	e := newEnv(t, "")
+	owner := e.token("acme")
+	if r := e.publish(owner, "acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "says hello")); r.Status != http.StatusCreated {
+		t.Fatalf("publish: %d %s", r.Status, r.Body)
+	}
+	before := e.indexEntries()
+	if r := e.get("/api/v1/plugins?q=hello"); !strings.Contains(string(r.Body), `"acme-hello"`) {
+		t.Fatalf("search does not find acme-hello before the quarantine: %s", r.Body)
+	}
+	const reason = "a leaked token published a credential stealer"
+	const download = "/packages/acme-hello/acme-hello-1.0.0.tar.gz"
+
+	if r := e.post("/api/v1/admin/quarantine/acme-hello", "", map[string]string{"reason": reason}); r.Status != http.StatusUnauthorized {
+		t.Errorf("anonymous quarantine: %d", r.Status)
+	}
+	if r := e.post("/api/v1/admin/quarantine/acme-hello", owner, map[string]string{"reason": reason}); r.Status != http.StatusForbidden {
+		t.Errorf("the owner's quarantine: %d", r.Status)
+	}
+	if r := e.post("/api/v1/admin/quarantine/acme-hello", adminToken, map[string]string{"reason": ""}); r.Status != http.StatusUnprocessableEntity || !hasRule(t, r, "quarantine.reason") {
+		t.Errorf("quarantine without a reason: %d %s, want 422 quarantine.reason", r.Status, r.Body)
+	}
+	if r := e.post("/api/v1/admin/quarantine/acme-hello", adminToken, map[string]string{"reason": reason}); r.Status != http.StatusOK {
+		t.Fatalf("quarantine: %d %s", r.Status, r.Body)
+	}
+
+	if got := e.indexEntries(); strings.Contains(got, "acme-hello") {
+		t.Errorf("index.json still lists acme-hello: %s", got)
+	}
+	if r := e.get("/api/v1/plugins?q=hello"); strings.Contains(string(r.Body), `"acme-hello"`) {
+		t.Errorf("search still finds acme-hello: %s", r.Body)
+	}
+	r := e.get(download)
+	if r.Status != http.StatusGone || !hasRule(t, r, "quarantine.download") || !strings.Contains(string(r.Body), reason) {
+		t.Errorf("download: %d %s, want 410 quarantine.download with the reason", r.Status, r.Body)
+	}
+	page := e.get("/plugins/acme-hello")
+	if page.Status != http.StatusOK || !strings.Contains(string(page.Body), `data-testid="quarantine-notice"`) || !strings.Contains(string(page.Body), reason) {
+		t.Errorf("page: %d, want 200 with the quarantine notice and its reason", page.Status)
+	}
+	if strings.Contains(string(page.Body), `id="install-heading"`) {
+		t.Error("the page of a quarantined package still offers to install it")
+	}
+	if r := e.publish(owner, "acme-hello-1.1.0.tar.gz", pkg(t, "acme-hello", "1.1.0", "says hello")); r.Status != http.StatusForbidden || !hasRule(t, r, "publish.quarantined") {
+		t.Errorf("publish by the owner: %d %s, want 403 publish.quarantined", r.Status, r.Body)
+	}
+	var list struct {
+		Quarantines []struct{ ID, Version, Reason, SetBy string } `json:"quarantines"`
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/admin/quarantine", nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	e.do(req).json(t, &list)
+	if len(list.Quarantines) != 1 || list.Quarantines[0].ID != "acme-hello" || list.Quarantines[0].Reason != reason {
+		t.Errorf("admin list = %+v", list.Quarantines)
+	}
+	if feed := string(e.get("/api/v1/changes?since=0").Body); !strings.Contains(feed, `"change":"quarantine","package":"acme-hello"`) {
+		t.Errorf("the feed does not record the quarantine: %s", feed)
+	}
+	if doc := string(e.get("/api/v1/index/acme-hello.json").Body); !strings.Contains(doc, `"quarantined":[{"version":"","reason":"`+reason+`"}]`) {
+		t.Errorf("the package document does not show the quarantine: %s", doc)
+	}
+
+	if r := e.post("/api/v1/admin/quarantine/acme-hello/release", adminToken, nil); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"released":true`) {
+		t.Fatalf("release: %d %s", r.Status, r.Body)
+	}
+	if got := e.indexEntries(); got != before {
+		t.Errorf("index.json entries after the release:\n%s\nwant the bytes from before:\n%s", got, before)
+	}
+	if r := e.get(download); r.Status != http.StatusOK {
+		t.Errorf("download after the release: %d", r.Status)
+	}
+	if page := e.get("/plugins/acme-hello"); strings.Contains(string(page.Body), "quarantine-notice") {
+		t.Error("the page still shows a quarantine after its release")
+	}
+	audit := auditActions(t, e)
+	if !strings.Contains(audit, "unquarantine acme-hello") || !strings.Contains(audit, "quarantine acme-hello") {
+		t.Errorf("audit = %s", audit)
+	}
+}
+
+// TestQuarantineOneReleaseThroughTheAdminAPI: a quarantined release is marked on the
+// page, its download is 410, the index offers the version before it.
+func TestQuarantineOneReleaseThroughTheAdminAPI(t *testing.T) {
+	e := newEnv(t, "")
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		if r := e.publish(adminToken, "acme-hello-"+v+".tar.gz", pkg(t, "acme-hello", v, "says hello")); r.Status != http.StatusCreated {
+			t.Fatalf("publish %s: %d %s", v, r.Status, r.Body)
+		}
+	}
+	if r := e.post("/api/v1/admin/quarantine/acme-hello/versions/1.1.0", adminToken, map[string]string{"reason": "steals tokens"}); r.Status != http.StatusOK {
+		t.Fatalf("quarantine: %d %s", r.Status, r.Body)
+	}
+	if doc := e.index(); len(doc.Plugins) != 1 || doc.Plugins[0].Version != "1.0.0" {
+		t.Errorf("index.json = %+v, want acme-hello at 1.0.0", doc.Plugins)
+	}
+	if r := e.get("/packages/acme-hello/acme-hello-1.1.0.tar.gz"); r.Status != http.StatusGone || !hasRule(t, r, "quarantine.download") {
+		t.Errorf("download of 1.1.0: %d %s", r.Status, r.Body)
+	}
+	if r := e.get("/packages/acme-hello/acme-hello-1.0.0.tar.gz"); r.Status != http.StatusOK {
+		t.Errorf("download of 1.0.0: %d", r.Status)
+	}
+	page := string(e.get("/plugins/acme-hello").Body)
+	if !strings.Contains(page, `data-testid="quarantined-label"`) || !strings.Contains(page, `data-version="1.1.0"`) || !strings.Contains(page, "steals tokens") {
+		t.Error("the page does not mark 1.1.0 quarantined with its reason")
+	}
+	if r := e.post("/api/v1/admin/quarantine/acme-hello/versions/1.1.0/release", adminToken, nil); r.Status != http.StatusOK {
+		t.Fatalf("release: %d %s", r.Status, r.Body)
+	}
+	if doc := e.index(); doc.Plugins[0].Version != "1.1.0" {
+		t.Errorf("latest after the release = %s, want 1.1.0", doc.Plugins[0].Version)
+	}
+}
+
+// auditActions is the audit log as "action target" lines.
+func auditActions(t *testing.T, e *env) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/admin/audit", nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	var body struct {
+		Entries []struct{ Action, Target string }
+	}
+	e.do(req).json(t, &body)
+	var lines []string
+	for _, en := range body.Entries {
+		lines = append(lines, en.Action+" "+en.Target)
+	}
+	return strings.Join(lines, "\n")
+}
