@@ -32,6 +32,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/pluginyard/registry/token"
 )
 
 // secretRule is one content rule: a match starts at one of keywords and is confirmed by re
@@ -48,6 +50,8 @@ type secretRule struct {
 	wordStart bool
 	// example reports a documented example value that passes.
 	example func(m []byte) bool
+	// valid, when set, confirms a match (a checksum).
+	valid func(m []byte) bool
 	// pre is a cheap check of the bytes after the keyword that most near misses fail
 	// (ghp_xxxx, AKIA in prose), so the expression runs only on likely matches.
 	pre func(after []byte) bool
@@ -149,20 +153,22 @@ var secretRules = []secretRule{
 		re:       regexp.MustCompile(`\Ahooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,120}`), minEntropy: 3.5,
 		pre: runOf(alnum+"_/+-", 28),
 	},
-	{ // this registry's publish tokens: ingest's token prefix and 40 base32 characters
+	{ // this registry's tokens (package token): the prefix, 30 random base62 characters
+		// and a CRC-32 checksum, which token.Valid checks, so near misses never refuse
 		id: "scan.token.registry", what: "a token of this registry",
-		keywords: []string{registryTokenPrefix},
-		re:       regexp.MustCompile(`\A` + registryTokenPrefix + `[a-z2-7]{40}\b`), minEntropy: 3, wordStart: true,
-		pre: runOf("abcdefghijklmnopqrstuvwxyz234567", 40),
+		keywords: []string{token.Prefix},
+		re:       regexp.MustCompile(`\A` + token.Prefix + `[0-9A-Za-z]{36}\b`), wordStart: true,
+		pre:   runOf(alnum, 36),
+		valid: func(m []byte) bool { return token.Valid(string(m)) },
+	},
+	{ // this registry's tokens made before checksums: the prefix and 40 base32 characters
+		id: "scan.token.registry", what: "a token of this registry (the format before checksums)",
+		keywords: []string{token.Prefix},
+		re:       regexp.MustCompile(`\A` + token.Prefix + `[a-z2-7]{40}\b`), minEntropy: 3, wordStart: true,
+		pre:   runOf("abcdefghijklmnopqrstuvwxyz234567", 40),
+		valid: func(m []byte) bool { return token.Legacy(string(m)) },
 	},
 }
-
-// registryTokenPrefix is the prefix of the tokens ingest issues (ingest.tokenPrefix; an
-// ingest test checks the two agree, since verify cannot import ingest).
-const registryTokenPrefix = "pyr_"
-
-// RegistryTokenPrefix returns the prefix the scanner looks for in this registry's tokens.
-func RegistryTokenPrefix() string { return registryTokenPrefix }
 
 // match tries rule r on data at i, where one of its keywords starts. It returns the
 // match's length, or 0.
@@ -180,7 +186,7 @@ func (r *secretRule) match(data []byte, i int) int {
 	}
 	m := window[loc[0]:loc[1]]
 	secret := window[loc[2*r.group]:loc[2*r.group+1]]
-	if entropy(secret) < r.minEntropy || r.example != nil && r.example(m) {
+	if entropy(secret) < r.minEntropy || r.example != nil && r.example(m) || r.valid != nil && !r.valid(m) {
 		return 0
 	}
 	return loc[1]

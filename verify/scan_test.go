@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/token"
 	"github.com/pluginyard/registry/verify"
 )
 
@@ -50,8 +51,17 @@ func fakeSecrets(t *testing.T) map[string]string {
 		"aws_secret": pick(alnum+"/+", 40),
 		"xoxb":       "xo" + "xb-" + pick("0123456789", 12) + "-" + pick("0123456789", 13) + "-" + pick(alnum, 24),
 		"slack_hook": "https://hooks." + "slack.com/services/T" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 8) + "/B" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 8) + "/" + pick(alnum, 24),
-		"pyr":        verify.RegistryTokenPrefix() + pick("abcdefghijklmnopqrstuvwxyz234567", 40),
+		"pyr":        newToken(t),
+		"pyr_legacy": token.Prefix + pick("abcdefghijklmnopqrstuvwxyz234567", 40),
 	}
+}
+
+func newToken(t *testing.T) string {
+	tok, err := token.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 func pkcs8(t *testing.T) []byte {
@@ -172,6 +182,21 @@ func TestScanPassesNearMisses(t *testing.T) {
 	}
 	if got := scanProblems(t, files); len(got) > 0 {
 		t.Errorf("near misses were refused: %v", got)
+	}
+}
+
+// TestScanNeedsTheRegistryChecksum: a string of a registry token's shape whose checksum
+// is wrong (a placeholder, a truncated or edited copy) is not a token.
+func TestScanNeedsTheRegistryChecksum(t *testing.T) {
+	tok := newToken(t)
+	last := "0"
+	if tok[len(tok)-1] == '0' {
+		last = "1"
+	}
+	bad := tok[:len(tok)-1] + last
+	got := scanProblems(t, map[string]string{"good.txt": "t=" + tok + "\n", "bad.txt": "t=" + bad + "\n"})
+	if diff := cmp.Diff([]string{"scan.token.registry good.txt"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
