@@ -9,6 +9,7 @@ var table = concat(
 	in(Distribution, distributionRules),
 	in(Curupira, curupiraRules),
 	in(List, listRules),
+	in(List, lookalikeRules),
 	in(List, scanListRules),
 	in(Package, packageRules),
 	in(Package, scanRules),
