@@ -38,11 +38,15 @@ func (s *Service) scanAllows(rep *verify.Report) []index.ScanAllow {
 		return nil
 	}
 	if rep.Kind == verify.KindExtension {
-		e, _ := l.Extension(rep.ID)
+		if e, ok := l.Extension(rep.ID); ok {
+			return e.ScanAllow
+		}
+		return nil
+	}
+	if e, ok := l.Plugin(rep.ID); ok {
 		return e.ScanAllow
 	}
-	e, _ := l.Plugin(rep.ID)
-	return e.ScanAllow
+	return nil // unlisted: authorize refuses it
 }
 
 // allowScans downgrades the scan findings allows names to warnings, saying so.

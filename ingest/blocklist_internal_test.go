@@ -222,3 +222,14 @@ func hasRule(l problem.List, rule, file string) bool {
 	}
 	return false
 }
+
+// TestScanAllowsUnlisted: a package whose id the list does not name gets no allowances
+// (and is refused later as unlisted), for plugins and extensions alike.
+func TestScanAllowsUnlisted(t *testing.T) {
+	s := newPublishService(t, publishList(), Config{})
+	for _, rep := range []*verify.Report{{ID: "nobody", Kind: verify.KindPlugin}, {ID: "@nobody/ext", Kind: verify.KindExtension}} {
+		if got := s.scanAllows(rep); got != nil {
+			t.Errorf("scanAllows(%s %s) = %v, want none", rep.Kind, rep.ID, got)
+		}
+	}
+}

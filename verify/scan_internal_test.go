@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -80,4 +81,36 @@ func BenchmarkScanner(b *testing.B) {
 			})
 		}
 	}
+}
+
+// ruleSet is the sorted rule ids a scan of data written in pieces of n bytes finds.
+func ruleSet(data []byte, n int) []string {
+	s := newScanner()
+	for i := 0; i < len(data); i += n {
+		s.write(data[i:min(len(data), i+n)])
+	}
+	var out []string
+	for _, f := range s.close() {
+		out = append(out, f.rule.id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FuzzScannerSplit: what the scanner finds does not depend on how the file's bytes are cut
+// into writes (the tar reader's read sizes vary with the archive).
+func FuzzScannerSplit(f *testing.F) {
+	tok := "gh" + "p_" + "Zq3kV9sLm2Xw8RtYp4Bn7CjHd6Fg1AeU5oIi"
+	f.Add([]byte("token: "+tok+"\n"), uint16(3))
+	f.Add([]byte(strings.Repeat("x", 600)+"AK"+"IAQWERTYUIOPASDFGHJ2 "+tok), uint16(511))
+	f.Add([]byte("-----BEGIN PRIVATE KEY-----\n"+strings.Repeat("QUJD", 20)+"\n"), uint16(17))
+	f.Fuzz(func(t *testing.T, data []byte, n uint16) {
+		if len(data) > 1<<16 {
+			return
+		}
+		whole := ruleSet(data, len(data)+1)
+		if got := ruleSet(data, int(n%1024)+1); strings.Join(got, ",") != strings.Join(whole, ",") {
+			t.Fatalf("writes of %d bytes found %v, one write found %v", n%1024+1, got, whole)
+		}
+	})
 }

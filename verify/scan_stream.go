@@ -13,41 +13,46 @@ type finding struct {
 }
 
 // scanner looks for secretRules in one file's bytes as the file streams past (from
-// fileSink.Write): no second read and no copy of the file. A file whose first 512 bytes
-// hold a NUL byte is binary and not scanned. Consecutive chunks are joined over a seam of
-// maxMatch bytes, so a match that straddles two writes is found too.
+// fileSink.Write): no second read of the file. A file whose first 512 bytes hold a NUL
+// byte is binary and not scanned. Each write is scanned behind the last maxMatch bytes of
+// the one before (buf), so a match that straddles two writes is found whole: a keyword is
+// tried only once its whole window (maxMatch bytes) and the byte before it are at hand, or
+// at the end of the file.
 type scanner struct {
-	pending  []byte // the first bytes, until the text-or-binary decision
-	decided  bool
-	binary   bool
-	tail     []byte // the last maxMatch bytes seen
-	lines    int    // newlines seen before the current chunk
-	found    []finding
-	seenRule map[string]bool
+	pending []byte // the first bytes, until the text-or-binary decision
+	decided bool
+	binary  bool
+	buf     []byte // bytes carried over from the last write, then the current write
+	carried int    // how many bytes of buf were carried over
+	from    int    // first keyword position in buf not yet tried
+	lines   int    // newlines before buf[0]
+	found   []finding
+	seen    map[string]bool // rule ids found
 }
 
 func newScanner() *scanner { return &scanner{} }
 
 // write takes the next bytes of the file.
 func (s *scanner) write(p []byte) {
-	if s.binary {
-		return
-	}
-	if !s.decided {
+	switch {
+	case s.binary:
+	case s.decided:
+		s.chunk(p, false)
+	default:
 		s.pending = append(s.pending, p...)
-		if len(s.pending) < headSize {
-			return
+		if len(s.pending) >= headSize {
+			s.decide()
 		}
-		s.decide()
-		return
 	}
-	s.chunk(p)
 }
 
-// close ends the file: a file shorter than the head is decided and scanned now.
+// close ends the file and returns its findings.
 func (s *scanner) close() []finding {
 	if !s.decided {
 		s.decide()
+	}
+	if !s.binary {
+		s.chunk(nil, true)
 	}
 	return s.found
 }
@@ -60,79 +65,73 @@ func (s *scanner) decide() {
 		s.binary = true
 		return
 	}
-	s.chunk(data)
+	s.chunk(data, false)
 }
 
-// chunk scans p, and the seam between the previous bytes and p.
-func (s *scanner) chunk(p []byte) {
-	if len(s.tail) > 0 {
-		seam := make([]byte, 0, len(s.tail)+min(len(p), maxMatch))
-		seam = append(append(seam, s.tail...), p[:min(len(p), maxMatch)]...)
-		s.find(seam, s.lines-bytes.Count(s.tail, newline), len(s.tail))
+// chunk scans the carried bytes and p. Keyword positions from s.from up to limit are
+// tried now; the rest wait for more bytes (or the end of the file, when final).
+func (s *scanner) chunk(p []byte, final bool) {
+	s.buf = append(s.buf[:s.carried], p...)
+	limit := len(s.buf)
+	if !final {
+		limit -= maxMatch
 	}
-	s.find(p, s.lines, 0)
-	s.lines += bytes.Count(p, newline)
-	s.keepTail(p)
+	if limit > s.from {
+		s.find(limit)
+	} else {
+		limit = s.from
+	}
+	// Carry the untried positions and the byte before them (a word-start check needs it).
+	c := max(0, limit-1)
+	s.lines += bytes.Count(s.buf[:c], newline)
+	s.carried = copy(s.buf, s.buf[c:])
+	s.from = limit - c
 }
 
 var newline = []byte{'\n'}
 
-func (s *scanner) keepTail(p []byte) {
-	if len(p) >= maxMatch {
-		s.tail = append(s.tail[:0], p[len(p)-maxMatch:]...)
-		return
-	}
-	s.tail = append(s.tail, p...)
-	if over := len(s.tail) - maxMatch; over > 0 {
-		s.tail = append(s.tail[:0], s.tail[over:]...)
-	}
-}
-
-// find records each rule's first match in data. lines is the newline count before data.
-// With seam > 0, data is the previous tail (seam bytes) and the start of the new chunk, and
-// only matches that cross from one into the other count: the others are found in the
-// chunks themselves.
-func (s *scanner) find(data []byte, lines, seam int) {
+// find records the first match of each rule not yet found whose keyword starts in
+// buf[from:limit].
+func (s *scanner) find(limit int) {
 	for i := range secretRules {
 		r := &secretRules[i]
-		if s.seenRule[r.id] {
+		if s.seen[r.id] {
 			continue
 		}
 		for _, kw := range r.keywords {
-			if s.findKeyword(r, kw, data, lines, seam) {
+			if s.findKeyword(r, kw, limit) {
 				break
 			}
 		}
 	}
 }
 
-// findKeyword tries r at every occurrence of kw in data; it reports whether r matched.
-func (s *scanner) findKeyword(r *secretRule, kw string, data []byte, lines, seam int) bool {
+// findKeyword tries r at every occurrence of kw starting in buf[from:limit]; it reports
+// whether r matched.
+func (s *scanner) findKeyword(r *secretRule, kw string, limit int) bool {
 	k := []byte(kw)
-	for off := 0; ; {
-		j := bytes.Index(data[off:], k)
-		if j < 0 {
+	for off := s.from; off < limit; {
+		j := bytes.Index(s.buf[off:], k)
+		if j < 0 || off+j >= limit {
 			return false
 		}
 		i := off + j
-		if seam > 0 && i >= seam {
-			return false // starts in the new chunk: the chunk's own pass sees it
-		}
-		if n := r.match(data, i); n > 0 && (seam == 0 || i+n > seam) {
-			s.record(r, kw, data[i:i+n], lines+bytes.Count(data[:i], newline)+1)
+		if n := r.match(s.buf, i); n > 0 {
+			s.record(r, kw, s.buf[i:i+n], s.lines+bytes.Count(s.buf[:i], newline)+1)
 			return true
 		}
 		off = i + 1
 	}
+	return false
 }
 
 // record keeps r's finding. The message shows the keyword (or a key block's BEGIN line)
 // and the length, never the secret: refusals are logged and audited.
 func (s *scanner) record(r *secretRule, kw string, m []byte, line int) {
-	if s.seenRule == nil {
-		s.seenRule = map[string]bool{}
+	if s.seen == nil {
+		s.seen = map[string]bool{}
 	}
-	s.seenRule[r.id] = true
+	s.seen[r.id] = true
 	show := len(kw)
 	if r.id == "scan.private_key" {
 		show = bytes.IndexByte(m, '\n')
