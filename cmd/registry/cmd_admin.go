@@ -215,9 +215,12 @@ func writeJSON(w io.Writer, v any) int {
 var pinHelp = help{
 	Summary: "show or reset a package's pinned repository identity",
 	Usage:   "registry pin show ID [--data DIR]\nregistry pin reset ID [--data DIR]",
-	About: `A package is pinned to the GitHub repository id and owner id of its first verified release;
-later releases must come from the same ids. show prints the pin as JSON; reset removes it,
-so that the next verified release pins again (after a legitimate transfer or re-creation).
+	About: `A package is pinned to the GitHub repository id, owner id and workflow of its first verified
+Sigstore release; later releases must carry a Sigstore signature from the same ids and
+workflow (provenance never downgrades: docs/provenance.md). show prints the pin as JSON;
+reset removes it, so that the next release is accepted signed or not and the next verified
+one pins again (after a legitimate transfer, re-creation, new workflow, or the end of
+signing).
 ` + besideServe + `
 Exit status: 0 when done, 1 when ID has no pin yet, 2 on usage or I/O errors.`,
 	Example: "registry pin show acme-hello\nregistry pin reset acme-hello",
@@ -262,7 +265,7 @@ func pinAction(ctx context.Context, c *cli, st *store.Store, action, id string) 
 		return writeJSON(c.stdout, pin)
 	}
 	audit := store.AuditEntry{Actor: "cli", Action: "pin.reset", Target: id, Outcome: "ok",
-		Detail: map[string]any{"repository": pin.Repository, "repository_id": pin.RepositoryID, "owner_id": pin.OwnerID}}
+		Detail: map[string]any{"repository": pin.Repository, "repository_id": pin.RepositoryID, "owner_id": pin.OwnerID, "workflow": pin.Workflow}}
 	if err := st.DeletePin(ctx, id, audit); err != nil {
 		fmt.Fprintf(c.stderr, "pin reset: %v\n", err)
 		return exitUsage

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pluginyard/registry/store"
+)
+
+const archiveAbout = `With --registry URL (or REGISTRY_URL) it asks a running registry, with the token in
+REGISTRY_TOKEN: a publisher token whose publisher is among the entry's owners in
+plugins.yaml, or the admin token; the index changes at once. Without it, it changes the
+database of --data DIR (REGISTRY_DATA) with the server stopped, as an admin (actor "cli"),
+and the index changes at the next start of ` + "`registry serve`" + `; it refuses while the server holds the
+directory. Either way it is recorded in the audit log and the change feed. See docs/archived.md.
+Exit status: 0 when done (also when it already was in that state), 1 when refused (not an
+owner, no such package, data directory in use), 2 on usage, network or I/O errors.`
+
+var archiveHelp = help{
+	Summary: "archive a package: no more releases expected (it stays installable)",
+	Usage:   "registry archive --registry URL ID\nregistry archive [--data DIR] ID",
+	About: `Marks package ID archived: it stays in index.json (with "archived": true), installable
+and on its page (with a notice), sorts after every active package in listings, search and
+the selection of a partial index, and refuses new releases (rule publish.archived) until
+` + "`registry unarchive`" + `.
+` + archiveAbout,
+	Example: "REGISTRY_TOKEN=pyr_... registry archive --registry https://plugins.example.com acme-hello\nregistry archive --data /var/lib/registry acme-hello",
+}
+
+var unarchiveHelp = help{
+	Summary: "unarchive a package: it takes releases again",
+	Usage:   "registry unarchive --registry URL ID\nregistry unarchive [--data DIR] ID",
+	About: `Marks archived package ID active again: it sorts among the active packages and takes new
+releases.
+` + archiveAbout,
+	Example: "REGISTRY_TOKEN=pyr_... registry unarchive --registry https://plugins.example.com acme-hello\nregistry unarchive --data /var/lib/registry acme-hello",
+}
+
+// cmdArchive is `registry archive ID`.
+func cmdArchive(ctx context.Context, c *cli, args []string) int {
+	return archiveCmd(ctx, c, "archive", args, true)
+}
+
+// cmdUnarchive is `registry unarchive ID`.
+func cmdUnarchive(ctx context.Context, c *cli, args []string) int {
+	return archiveCmd(ctx, c, "unarchive", args, false)
+}
+
+func archiveCmd(ctx context.Context, c *cli, name string, args []string, archived bool) int {
+	fs := c.flags(name)
+	registry := fs.String("registry", envDefault(c, "REGISTRY_URL", ""), "a running registry's base `URL` (REGISTRY_URL); empty: change --data offline")
+	data := dataFlag(c, fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return parseExit(err)
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return c.usageError(name, "expected one package ID, such as acme-hello or @acme/ext; got %q", strings.Join(pos, " "))
+	}
+	if *registry != "" {
+		return archiveOnline(ctx, c, name, strings.TrimRight(*registry, "/"), pos[0])
+	}
+	return archiveOffline(ctx, c, name, *data, pos[0], archived)
+}
+
+// archiveAnswer is the registry's answer to an archive or unarchive.
+type archiveAnswer struct {
+	ID       string     `json:"id"`
+	Archived bool       `json:"archived"`
+	Since    *time.Time `json:"archived_at"`
+	Changed  bool       `json:"changed"`
+}
+
+func archiveOnline(ctx context.Context, c *cli, name, registry, id string) int {
+	if u, err := url.Parse(registry); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c.usageError(name, "--registry %q: expected the registry's absolute http(s) base URL, e.g. https://plugins.example.com (or set REGISTRY_URL)", registry)
+	}
+	token := strings.TrimSpace(c.getenv("REGISTRY_TOKEN"))
+	if token == "" {
+		return c.usageError(name, "REGISTRY_TOKEN is empty: set it to a publisher token of one of %s's owners (registry token create) or the admin token", id)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, registry+"/api/v1/plugins/"+url.PathEscape(id)+"/"+name, nil)
+	if err != nil {
+		return c.usageError(name, "%v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	var ans archiveAnswer
+	err = getJSON(&http.Client{Timeout: time.Minute}, req, name+" "+id, &ans)
+	var rf *refusedError
+	switch {
+	case errors.As(err, &rf):
+		fmt.Fprintf(c.stderr, "registry %s: %v\n", name, err)
+		printProblems(c.stderr, rf.problems)
+		return exitInvalid
+	case err != nil:
+		fmt.Fprintf(c.stderr, "registry %s: %v\n", name, err)
+		return exitUsage
+	}
+	printArchived(c, name, ans.ID, ans.Changed, "the index shows it now")
+	return exitOK
+}
+
+func archiveOffline(ctx context.Context, c *cli, name, data, id string, archived bool) int {
+	fs := c.flags(name)
+	st, _, code := openOffline(ctx, c, fs, []string{"--data", data})
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	audit := store.AuditEntry{Actor: "cli", Action: name, Target: id, Outcome: "ok", Detail: map[string]any{"offline": true}}
+	changed, err := st.SetArchived(ctx, id, archived, audit)
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(c.stderr, "%s: %s has no release stored in %s\n", name, id, st.Dir())
+		return exitInvalid
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
+		return exitUsage
+	}
+	printArchived(c, name, id, changed, "the index changes at the next start of `registry serve`")
+	return exitOK
+}
+
+func printArchived(c *cli, name, id string, changed bool, when string) {
+	if !changed {
+		fmt.Fprintf(c.stdout, "%s was %sd already; nothing changed\n", id, name)
+		return
+	}
+	fmt.Fprintf(c.stdout, "%sd %s; %s\n", name, id, when)
+}
