@@ -86,13 +86,13 @@ func (s *Server) serveDocument(c echo.Context, pick func(*ingest.Documents) *ing
 // from their files with sendfile(2), smaller ones from memory.
 func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, "application/json")
-	h.Set("Cache-Control", "public, max-age=60")
-	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
-	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	setHeader(h, echo.HeaderContentType, jsonType)
+	setHeader(h, "Cache-Control", docCache)
+	setHeader(h, echo.HeaderAccessControlAllowOrigin, anyOrigin)
+	addVary(h)
 	if acceptsGzip(c.Request().Header) {
 		gz := d.Gzip()
-		h.Set(echo.HeaderContentEncoding, "gzip")
+		setHeader(h, echo.HeaderContentEncoding, gzipCoding)
 		h.Set("ETag", gzipETag(d.ETag))
 		if f := openFileOfSize(fileFor(len(gz), d.GzipFile), len(gz)); f != nil {
 			defer f.Close()
@@ -112,6 +112,25 @@ func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 	defer corkConn(c.Request())()
 	serveContent(c, d.LastModified, bytes.NewReader(d.Body), 0)
 	return nil
+}
+
+// The header values every document response carries (setHeader).
+var (
+	jsonType     = headerValue("application/json")
+	docCache     = headerValue("public, max-age=60")
+	anyOrigin    = headerValue("*")
+	gzipCoding   = headerValue("gzip")
+	varyEncoding = headerValue(echo.HeaderAcceptEncoding)
+)
+
+// addVary is h.Add("Vary", "Accept-Encoding"), without a slice per response when the field
+// is not set yet.
+func addVary(h http.Header) {
+	if v := h[echo.HeaderVary]; len(v) > 0 {
+		h[echo.HeaderVary] = append(v, echo.HeaderAcceptEncoding)
+		return
+	}
+	setHeader(h, echo.HeaderVary, varyEncoding)
 }
 
 // gzipETag is the strong ETag of a document's gzip representation.
@@ -212,7 +231,7 @@ func (w *contentWriter) ReadFrom(r io.Reader) (int64, error) {
 func acceptsGzip(h http.Header) bool {
 	gz, id, star := -1.0, -1.0, -1.0
 	for _, field := range h.Values(echo.HeaderAcceptEncoding) {
-		for _, part := range strings.Split(field, ",") {
+		for part := range strings.SplitSeq(field, ",") {
 			name, q, ok := parseCoding(part)
 			if !ok {
 				continue

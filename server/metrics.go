@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -26,6 +27,8 @@ type Metrics struct {
 	indexEntries prometheus.Gauge
 	downloads    *prometheus.CounterVec
 	rateLimited  *prometheus.CounterVec
+
+	observers sync.Map // requestKey -> *requestObserver
 }
 
 // NewMetrics returns a fresh registry with the registry's metrics and the Go and process
@@ -100,13 +103,41 @@ func (s *Server) observeRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		route, status := c.Path(), c.Response().Status
-		s.metrics.requests.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(status)).Inc()
-		s.metrics.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		o := s.metrics.observerFor(route, methodLabel(c.Request().Method), status)
+		o.count.Inc()
+		o.duration.Observe(time.Since(start).Seconds())
 		if route == "/packages/:id/:file" && c.Request().Method == http.MethodGet && status == http.StatusOK {
 			s.countDownload(c.Param("id"))
 		}
 		return nil
 	}
+}
+
+// requestKey is one label set of the request metrics; every part is bounded (a route
+// template, methodLabel, a status code).
+type requestKey struct {
+	route, method string
+	status        int
+}
+
+// requestObserver is the counter and histogram of one requestKey.
+type requestObserver struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+// observerFor returns the collectors of route, method and status, looked up once per label
+// set: WithLabelValues hashes and compares every label value, and formats the status, on
+// every call.
+func (m *Metrics) observerFor(route, method string, status int) *requestObserver {
+	k := requestKey{route, method, status}
+	if o, ok := m.observers.Load(k); ok {
+		return o.(*requestObserver)
+	}
+	o := &requestObserver{count: m.requests.WithLabelValues(route, method, strconv.Itoa(status)),
+		duration: m.duration.WithLabelValues(route)}
+	actual, _ := m.observers.LoadOrStore(k, o)
+	return actual.(*requestObserver)
 }
 
 func (s *Server) countDownload(fileID string) {

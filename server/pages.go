@@ -186,7 +186,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	}
 	p := web.PluginPage{Meta: s.meta(it.Name(), it.Description(), "/plugins/"+url.PathEscape(it.ID)), Card: s.cardOf(it),
 		Permissions: web.PermissionsFor(permissionInput(m)), Versions: s.versionRows(rels, it.Latest),
-		Deprecated: deprecationOf(it), Install: web.NewInstall(s.cfg.PublicURL+"/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
+		Deprecated: deprecationOf(it), Archived: archivedOf(it), Install: web.NewInstall(s.cfg.PublicURL+"/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
 		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		MinKandevVersion: m.MinKandevVersion, UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
 	if m.Distribution != nil {
@@ -209,6 +209,9 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 		return err
 	}
 	if p.Verification.RegistryLog, err = s.logEntryOf(c, it.ID, it.Latest.Version); err != nil {
+		return err
+	}
+	if p.Reports, err = s.reportSection(c, it.ID, p.Versions); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.Plugin(p))

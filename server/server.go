@@ -65,6 +65,8 @@ type Server struct {
 	log *slog.Logger
 	now func() time.Time
 
+	reqlog *requestLog // the request lines (logRequests), batched while Serve runs
+
 	metrics *Metrics
 	limits  *rateLimiters
 	tlog    *translog.Log // nil when its key could not be loaded
@@ -91,7 +93,8 @@ func New(cfg Config, svc *ingest.Service, md Metadata, log *slog.Logger) *Server
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{e: e, svc: svc, md: md, cfg: cfg, log: log, now: time.Now, metrics: cfg.Metrics, limits: newRateLimiters(cfg.RateLimits)}
+	s := &Server{e: e, svc: svc, md: md, cfg: cfg, log: log, now: time.Now, metrics: cfg.Metrics, limits: newRateLimiters(cfg.RateLimits),
+		reqlog: newRequestLog(log.Handler())}
 	e.HTTPErrorHandler = s.handleError
 	s.openLog()
 	s.routes()
@@ -110,8 +113,10 @@ func uploadTimeoutFor(maxBody int64) time.Duration {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
 
 // Serve serves on ln until ctx ends, then shuts down gracefully (in-flight requests get
-// up to 20 seconds).
+// up to 20 seconds). While it runs, request lines are written in batches (requestLog);
+// all of them are written before it returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.reqlog.start()()
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,

@@ -215,6 +215,7 @@ type PluginPage struct {
 	License          string
 	MinKandevVersion string
 	Quarantined      []QuarantineNotice // the quarantines in force (quarantine.go)
+	Archived         *Archived          // nil while active (archived.go)
 	UpdatedAt        string
 	Warnings         []string
 	RunsOn           RunsOn
@@ -222,6 +223,7 @@ type PluginPage struct {
 	ChangelogHTML    HTML      // the latest release's CHANGELOG.md, rendered at publish
 	Downloads        DownloadChart
 	Repo             RepoStats
+	Reports          ReportSection // resolved reports that led to an action, and the report form
 }
 
 // ExtensionPage is the page of a Curupira trigger extension at /extensions/{name}.

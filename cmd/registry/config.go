@@ -67,7 +67,9 @@ type Config struct {
 	RateSearch  int
 	// RateHostBuild is host-aware documents built (class cache misses) per minute per IP.
 	RateHostBuild int
-	TrustProxy    bool
+	// RateReport is reports filed (page form and API) per minute per IP.
+	RateReport int
+	TrustProxy bool
 
 	// HostCaps is the Kandev host capability table file of host-aware documents (--host-caps);
 	// empty means ingest.DefaultHostCaps. hostCaps is it parsed by validate.
@@ -122,6 +124,7 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.int(&cfg.RatePublish, "rate-publish", "REGISTRY_RATE_PUBLISH", server.DefaultRatePublish, formRate, "publishes and other writes per minute per IP and per token; 0 disables")
 	b.int(&cfg.RateSearch, "rate-search", "REGISTRY_RATE_SEARCH", server.DefaultRateSearch, formRate, "searches per minute per IP and per token; 0 disables")
 	b.int(&cfg.RateHostBuild, "rate-host-build", "REGISTRY_RATE_HOST_BUILD", server.DefaultRateHostBuild, formRate, "host-aware index documents built (not yet cached) per minute per IP; 0 disables")
+	b.int(&cfg.RateReport, "rate-report", "REGISTRY_RATE_REPORT", server.DefaultRateReport, formRate, "package reports filed (page form and API) per minute per IP; 0 disables")
 	b.bool(&cfg.TrustProxy, "trust-proxy", "REGISTRY_TRUST_PROXY", "rate-limit by X-Forwarded-For from loopback/private proxies")
 	b.str(&cfg.HostCaps, "host-caps", "REGISTRY_HOST_CAPS", "", "Kandev host capability table (YAML) for /kandev/{version}/{platform}/index.json; default the table in docs/host-aware.md")
 	cfg.AdminToken = strings.TrimSpace(c.getenv("REGISTRY_ADMIN_TOKEN"))
@@ -188,7 +191,7 @@ func (cfg *Config) rateLimits() server.RateLimits {
 		return v
 	}
 	return server.RateLimits{Auth: off(cfg.RateAuth), Publish: off(cfg.RatePublish), Search: off(cfg.RateSearch),
-		HostBuild: off(cfg.RateHostBuild), TrustForwarded: cfg.TrustProxy}
+		HostBuild: off(cfg.RateHostBuild), Report: off(cfg.RateReport), TrustForwarded: cfg.TrustProxy}
 }
 
 // checkWritableDir creates dir if needed and proves it is writable.

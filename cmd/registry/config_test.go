@@ -97,7 +97,7 @@ func TestServeSettingsParse(t *testing.T) {
 	def := Config{Addr: "127.0.0.1:8080", DataDir: "DATA", PluginsPath: "./plugins.yaml", PublicURL: "http://127.0.0.1:8080",
 		MaxBodyBytes: 100 << 20, SiteName: "Plugin Registry", MaxIndexBytes: 5 << 20, IndexOrder: "downloads", SigstoreTlog: 1, SigstoreTimestamps: 1, SigstoreSCTs: 1,
 		OIDCIssuer: "https://token.actions.githubusercontent.com", OIDCAudience: "http://127.0.0.1:8080",
-		GitHubAPI: "https://api.github.com", SyncInterval: 15 * time.Minute, ScrubInterval: 24 * time.Hour, LogFormat: "text", RateAuth: 30, RatePublish: 60, RateSearch: 600, RateHostBuild: 30}
+		GitHubAPI: "https://api.github.com", SyncInterval: 15 * time.Minute, ScrubInterval: 24 * time.Hour, LogFormat: "text", RateAuth: 30, RatePublish: 60, RateSearch: 600, RateHostBuild: 30, RateReport: 10}
 	with := func(f func(*Config)) Config { c := def; f(&c); return c }
 	tests := []struct {
 		name string

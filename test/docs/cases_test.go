@@ -54,6 +54,14 @@ func documentedCases(t *testing.T, s *session) []docCase {
 			s.exchangeOIDC(t, "acme/kandev-stats")
 		}},
 		{cmd: "registry pin reset repo:acme/kandev-stats --data /var/lib/registry", golden: "pin-reset"},
+		// docs/reports.md, "Resolving": a report filed through the API, listed, then resolved
+		{cmd: "registry reports list --open", golden: "reports-list", setup: func(t *testing.T) {
+			s.fileReport(t, "acme-stats", `{"kind": "malicious", "version": "1.2.0", "reason": "posts tokens to a remote host"}`)
+		}},
+		{cmd: `registry reports resolve 1 --resolution "confirmed: 1.2.0 posts tokens to a remote host" --action yanked`, golden: "reports-resolve",
+			args: func() []string {
+				return []string{"reports", "resolve", "1", "--resolution", "confirmed: 1.2.0 posts tokens to a remote host", "--action", "yanked"}
+			}},
 		// /docs/operators, "Curate what is listed"
 		{cmd: "registry lint plugins.yaml", golden: "lint"},
 		{cmd: "registry token create --publisher acme --expires 90d", golden: "token-create-env", after: func(t *testing.T, raw string) {

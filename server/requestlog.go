@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// requestLog writes the request lines (one per request, logRequests). While Serve runs, a
+// request only queues its line and one goroutine hands the queue to the log handler every
+// requestLogEvery: the lines leave back to back, so that whatever reads the log (a pipe,
+// journald) wakes once for many of them instead of once per request, and a request does
+// not wait on the log's write (at 30,000 requests a second that write and the reader's
+// wake-up cost more CPU than the rest of the request's Go code). Nothing is dropped: when
+// requestLogMax lines are queued, the request that finds the queue full writes it itself,
+// and Serve writes what is left before it returns. Outside Serve (a Server used as an
+// http.Handler, as in tests), each line is written at once.
+type requestLog struct {
+	h slog.Handler
+
+	mu      sync.Mutex
+	queue   []slog.Record
+	running bool
+	wake    chan struct{} // a line was queued into an empty queue
+}
+
+const (
+	// requestLogEvery is how long a queued line waits at most (as nginx's access_log
+	// buffer with flush=): a line is in the log a fraction of a second after its request.
+	requestLogEvery = 50 * time.Millisecond
+	// requestLogMax bounds the queue (about 1 MB of records): past it, requests write the
+	// lines themselves, so that a log that cannot keep up slows requests rather than
+	// growing memory.
+	requestLogMax = 4096
+)
+
+func newRequestLog(h slog.Handler) *requestLog {
+	return &requestLog{h: h, wake: make(chan struct{}, 1)}
+}
+
+// add writes r, or queues it while the flusher runs.
+func (l *requestLog) add(r slog.Record) {
+	l.mu.Lock()
+	if !l.running {
+		l.mu.Unlock()
+		_ = l.h.Handle(context.Background(), r)
+		return
+	}
+	l.queue = append(l.queue, r)
+	n := len(l.queue)
+	var full []slog.Record
+	if n >= requestLogMax {
+		full, l.queue = l.queue, nil
+	}
+	l.mu.Unlock()
+	switch {
+	case full != nil:
+		l.write(full)
+	case n == 1:
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// start runs the flusher until the returned stop is called; stop writes every line still
+// queued before it returns, and lines after it are written at once again.
+func (l *requestLog) start() (stop func()) {
+	l.mu.Lock()
+	l.running = true
+	l.mu.Unlock()
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		l.flushUntil(done)
+	}()
+	return func() {
+		close(done)
+		<-exited
+		l.mu.Lock()
+		l.running = false
+		rest := l.queue
+		l.queue = nil
+		l.mu.Unlock()
+		l.write(rest)
+	}
+}
+
+// flushUntil writes the queue requestLogEvery after its first line, until done.
+func (l *requestLog) flushUntil(done <-chan struct{}) {
+	t := time.NewTimer(requestLogEvery)
+	t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-l.wake:
+		}
+		t.Reset(requestLogEvery)
+		select {
+		case <-done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		l.flush()
+	}
+}
+
+func (l *requestLog) flush() {
+	l.mu.Lock()
+	q := l.queue
+	l.queue = nil
+	l.mu.Unlock()
+	l.write(q)
+}
+
+func (l *requestLog) write(q []slog.Record) {
+	for _, r := range q {
+		_ = l.h.Handle(context.Background(), r)
+	}
+}

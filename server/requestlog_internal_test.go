@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// recordHandler keeps the message and "n" attribute of every record it is handed.
+type recordHandler struct {
+	mu   sync.Mutex
+	seen []int64
+}
+
+func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *recordHandler) WithGroup(string) slog.Handler            { return h }
+
+func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r.Attrs(func(a slog.Attr) bool {
+		h.seen = append(h.seen, a.Value.Int64())
+		return false
+	})
+	return nil
+}
+
+func (h *recordHandler) lines() []int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]int64(nil), h.seen...)
+}
+
+func numbered(n int) slog.Record {
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	r.AddAttrs(slog.Int("n", n))
+	return r
+}
+
+func upTo(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
+}
+
+// TestRequestLogWritesAtOnceOutsideServe: without a running flusher (a Server used as an
+// http.Handler) every line is written before add returns.
+func TestRequestLogWritesAtOnceOutsideServe(t *testing.T) {
+	h := &recordHandler{}
+	l := newRequestLog(h)
+	for i := range 3 {
+		l.add(numbered(i))
+		if got := len(h.lines()); got != i+1 {
+			t.Fatalf("after %d adds, %d lines written", i+1, got)
+		}
+	}
+}
+
+// TestRequestLogQueueIsBounded: while the flusher runs, lines queue; the add that fills
+// the queue to requestLogMax writes all of them itself, in order, so that a log that cannot
+// keep up never grows memory.
+func TestRequestLogQueueIsBounded(t *testing.T) {
+	h := &recordHandler{}
+	l := newRequestLog(h)
+	l.running = true // as start does, without a flusher that could write the queue first
+	for i := range requestLogMax - 1 {
+		l.add(numbered(i))
+	}
+	if got := len(h.lines()); got != 0 {
+		t.Fatalf("%d lines written before the queue was full, want 0 (queued)", got)
+	}
+	l.add(numbered(requestLogMax - 1))
+	if diff := cmp.Diff(upTo(requestLogMax), h.lines()); diff != "" {
+		t.Errorf("lines written when the queue filled (-want +got):\n%s", diff)
+	}
+	if len(l.queue) != 0 {
+		t.Errorf("%d lines still queued", len(l.queue))
+	}
+}
+
+// TestRequestLogStopWritesTheRest: stop writes every queued line, in order, before it
+// returns; lines after it are written at once.
+func TestRequestLogStopWritesTheRest(t *testing.T) {
+	h := &recordHandler{}
+	l := newRequestLog(h)
+	stop := l.start()
+	for i := range 100 {
+		l.add(numbered(i))
+	}
+	stop()
+	if diff := cmp.Diff(upTo(100), h.lines()); diff != "" {
+		t.Fatalf("lines after stop (-want +got):\n%s", diff)
+	}
+	l.add(numbered(100))
+	if diff := cmp.Diff(upTo(101), h.lines()); diff != "" {
+		t.Errorf("a line after stop (-want +got):\n%s", diff)
+	}
+}
+
+// TestRequestLogFlushesWhileRunning: a queued line is written by the flusher while Serve
+// still runs, not only at the end.
+func TestRequestLogFlushesWhileRunning(t *testing.T) {
+	h := &recordHandler{}
+	l := newRequestLog(h)
+	stop := l.start()
+	defer stop()
+	l.add(numbered(0))
+	for range 200 { // 10 s at most: a liveness bound, not a timing assertion
+		if len(h.lines()) == 1 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("a queued line was never written while the flusher ran")
+}
+
+// TestSharedHeaderValuesAreNotWrittenThrough: the header values set on every response
+// are shared slices; adding to the same field on one response must not change them.
+func TestSharedHeaderValuesAreNotWrittenThrough(t *testing.T) {
+	first := http.Header{}
+	addVary(first)
+	first.Add("Vary", "Cookie")
+	setHeader(first, "X-Frame-Options", frameDeny)
+	first.Add("X-Frame-Options", "SAMEORIGIN")
+	second := http.Header{}
+	addVary(second)
+	setHeader(second, "X-Frame-Options", frameDeny)
+	want := http.Header{"Vary": {"Accept-Encoding"}, "X-Frame-Options": {"DENY"}}
+	if diff := cmp.Diff(want, second); diff != "" {
+		t.Errorf("a later response's headers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Accept-Encoding", "Cookie"}, first["Vary"]); diff != "" {
+		t.Errorf("Vary of the response that added to it (-want +got):\n%s", diff)
+	}
+}
