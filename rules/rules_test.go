@@ -17,7 +17,7 @@ import (
 // emitters are the packages whose rule ids the table documents.
 var emitters = []string{"../manifest", "../extension", "../index", "../verify", "../verify/signature", "../ingest", "../pull"}
 
-const prefixes = `manifest|extension|registry|index|archive|checksums|package|publish|signature|oidc|sync|host|upgrade|compat|scan|quarantine|report`
+const prefixes = `manifest|extension|registry|index|archive|checksums|package|publish|signature|oidc|sync|host|upgrade|compat|quarantine|scan|report|provenance`
 
 var (
 	ruleLiteral   = regexp.MustCompile(`"((?:` + prefixes + `)(?:\.[a-z0-9_]+)+)"`)
