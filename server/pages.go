@@ -222,6 +222,12 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 func (s *Server) handleExtensionPage(c echo.Context) error {
 	name, _ := url.PathUnescape(c.Param("*"))
 	it, ok := s.svc.Catalog().Item(name)
+	if !ok { // a quarantined extension keeps its page, with the reason (quarantine.go)
+		var err error
+		if it, ok, err = s.quarantinedPage(c, name); err != nil {
+			return err
+		}
+	}
 	if !ok || it.Kind != "extension" {
 		return errf(http.StatusNotFound, "no extension named "+name+" is listed here")
 	}
@@ -240,6 +246,7 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 	if len(it.ExtEntry.Owners) > 0 {
 		p.PublisherURL = web.PublisherURL(it.ExtEntry.Owners[0])
 	}
+	p.Quarantined = s.quarantineNotices(it.ID, p.Versions)
 	d, err := s.packageDetails(c, it, p.Versions)
 	if err != nil {
 		return err

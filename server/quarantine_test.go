@@ -150,3 +150,28 @@ func auditActions(t *testing.T, e *env) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestQuarantinedExtensionKeepsItsPage: an extension quarantined whole leaves the Curupira
+// index; its page stays, with the reason and no install panel.
+func TestQuarantinedExtensionKeepsItsPage(t *testing.T) {
+	e := newDetailsEnv(t)
+	toml := "manifest_version = 1\nname = \"acme-ext\"\nversion = \"1.2.0\"\nprotocol_version = 2\nruntime = \"node\"\n" +
+		"kind = \"trigger\"\ntrigger_types = [\"github-issue\"]\n\n[launch]\ntype = \"node\"\ncommand = \"index.js\"\n"
+	e.mustPublish("acme-ext-1.2.0.tar.gz", tarGz(t, map[string]string{
+		"package/curupira-extension.toml": toml,
+		"package/index.js":                "console.log('hi')\n",
+	}))
+	if r := e.post("/api/v1/admin/quarantine/acme-ext", adminToken, map[string]string{"reason": "mines coins"}); r.Status != http.StatusOK {
+		t.Fatalf("quarantine: %d %s", r.Status, r.Body)
+	}
+	if body := string(e.get("/curupira/index.json").Body); strings.Contains(body, "acme-ext") {
+		t.Errorf("the Curupira index still lists acme-ext: %s", body)
+	}
+	doc := e.page("/extensions/acme-ext")
+	if got := doc.Find(`[data-testid="quarantine-reason"]`).Text(); got != "mines coins" {
+		t.Errorf("quarantine reason on the page = %q", got)
+	}
+	if doc.Find(`#install-heading`).Length() != 0 {
+		t.Error("the page of a quarantined extension still offers to install it")
+	}
+}

@@ -248,6 +248,7 @@ type ExtensionPage struct {
 	ChangelogHTML   HTML
 	Downloads       DownloadChart
 	Repo            RepoStats
+	Quarantined     []QuarantineNotice // the quarantines in force (quarantine.go)
 }
 
 // PublisherPage lists everything one publisher maintains, at /publishers/{name}.
