@@ -81,6 +81,7 @@ func Handler(v *webhook.Verifier, out io.Writer) http.Handler {
 			Data json.RawMessage `json:"data"`
 		}
 		if err := json.Unmarshal(body, &ev); err != nil {
+			v.Forget(r.Header.Get("webhook-id")) // not handled: a retry may be
 			http.Error(w, "not a JSON event", http.StatusBadRequest)
 			return
 		}

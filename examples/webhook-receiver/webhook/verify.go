@@ -65,8 +65,10 @@ func Sign(key []byte, id string, timestamp int64, body []byte) string {
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// Verify checks one request's headers and body, and remembers its id. The order matters:
-// only a correctly signed request can mark an id as seen, so a forger cannot block one.
+// Verify checks one request's headers and body, and remembers its id: the same id again
+// is ErrReplay. The order matters: only a correctly signed request can mark an id as
+// seen, so a forger cannot block one. A receiver that then fails to handle the event
+// calls Forget, so that the registry's retry (same id, new timestamp) is accepted.
 func (v *Verifier) Verify(h http.Header, body []byte) error {
 	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
 	sec, err := strconv.ParseInt(ts, 10, 64)
@@ -119,4 +121,11 @@ func (v *Verifier) remember(id string, now time.Time) error {
 	}
 	v.seen[id] = now.Add(2 * Tolerance)
 	return nil
+}
+
+// Forget drops id from the ids seen: the receiver did not handle it after all.
+func (v *Verifier) Forget(id string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.seen, id)
 }

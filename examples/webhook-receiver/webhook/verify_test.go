@@ -1,9 +1,11 @@
 package webhook_test
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +91,28 @@ func TestVerifyRefusesReplays(t *testing.T) {
 func TestNewVerifierRefusesMalformedSecret(t *testing.T) {
 	if _, err := webhook.NewVerifier("whsec_not base64!", nil); err == nil {
 		t.Fatal("a malformed secret was accepted")
+	}
+}
+
+// A receiver that failed to handle an id forgets it, and the registry's retry of it (same
+// id, new timestamp and signature) is then accepted.
+func TestVerifyAcceptsRetryAfterForget(t *testing.T) {
+	now := time.Unix(specTS, 0)
+	v, err := webhook.NewVerifier(specSecret, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(specSecret, "whsec_"))
+	if err := v.Verify(headers(specID, specTS, specSig), []byte(specBody)); err != nil {
+		t.Fatal(err)
+	}
+	v.Forget(specID)
+	now = now.Add(time.Minute)
+	retry := headers(specID, specTS+60, webhook.Sign(key, specID, specTS+60, []byte(specBody)))
+	if err := v.Verify(retry, []byte(specBody)); err != nil {
+		t.Fatalf("retry after Forget = %v", err)
+	}
+	if err := v.Verify(retry, []byte(specBody)); !errors.Is(err, webhook.ErrReplay) {
+		t.Fatalf("the retry again = %v, want ErrReplay", err)
 	}
 }
