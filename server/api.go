@@ -61,6 +61,9 @@ type apiVersion struct {
 	Signature  *signature.Result `json:"signature"`
 	Warnings   problem.List      `json:"warnings"`
 	Log        *logRef           `json:"log,omitempty"` // "recorded in the log at #N": its publish record
+	// Quarantine is the reason the version (or its whole package) is quarantined: its
+	// download answers 410 (docs/quarantine.md). Absent when it is not.
+	Quarantine *apiQuarantine `json:"quarantine,omitempty"`
 }
 
 type apiPluginDetail struct {
@@ -189,6 +192,12 @@ func (s *Server) pageURL(it *ingest.Item) string {
 // handlePluginShow is GET /api/v1/plugins/{id}: metadata and every version.
 func (s *Server) handlePluginShow(c echo.Context) error {
 	it, ok := s.svc.Catalog().Item(c.Param("id"))
+	if !ok { // a quarantined package is still described, each version saying so (quarantine.go)
+		var err error
+		if it, ok, err = s.quarantinedPage(c, c.Param("id")); err != nil {
+			return err
+		}
+	}
 	if !ok {
 		return errf(http.StatusNotFound, "no listed plugin "+c.Param("id"))
 	}
@@ -211,7 +220,8 @@ func (s *Server) handlePluginShow(c echo.Context) error {
 
 func (s *Server) apiVersionOf(r *store.Release) apiVersion {
 	v := apiVersion{Version: r.Version, Kind: r.Kind, SHA256: r.SHA256, Size: r.Size, CreatedAt: r.CreatedAt, Yanked: r.Yanked,
-		YankReason: r.YankReason, Legacy: ingest.Legacy(r), Downloads: r.Downloads, PackageURL: s.svc.PackageURL(r.PackageID, r.Version), Warnings: r.Warnings.WithDocs(rules.Linker(s.cfg.PublicURL))}
+		YankReason: r.YankReason, Legacy: ingest.Legacy(r), Downloads: r.Downloads, PackageURL: s.svc.PackageURL(r.PackageID, r.Version), Warnings: r.Warnings.WithDocs(rules.Linker(s.cfg.PublicURL)),
+		Quarantine: s.apiQuarantineOf(r.PackageID, r.Version)}
 	if v.Warnings == nil {
 		v.Warnings = problem.List{}
 	}

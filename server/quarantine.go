@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -100,4 +101,19 @@ func (s *Server) quarantineNotices(id string, rows []web.VersionRow) []web.Quara
 		_, rows[i].Quarantined = s.svc.QuarantineOf(id, rows[i].Version)
 	}
 	return out
+}
+
+// apiQuarantine is a quarantine as the JSON API shows it on a version.
+type apiQuarantine struct {
+	Package bool      `json:"package"` // the whole package is quarantined, not only this version
+	Reason  string    `json:"reason"`
+	Since   time.Time `json:"since"`
+}
+
+func (s *Server) apiQuarantineOf(id, version string) *apiQuarantine {
+	q, ok := s.svc.QuarantineOf(id, version)
+	if !ok {
+		return nil
+	}
+	return &apiQuarantine{Package: q.Version == "", Reason: q.Reason, Since: q.SetAt}
 }

@@ -65,6 +65,19 @@ func TestQuarantineThroughTheAdminAPI(t *testing.T) {
 	if strings.Contains(string(page.Body), `id="install-heading"`) {
 		t.Error("the page of a quarantined package still offers to install it")
 	}
+	var detail struct {
+		Versions []struct {
+			Version    string
+			Quarantine *struct {
+				Package bool
+				Reason  string
+			}
+		}
+	}
+	e.get("/api/v1/plugins/acme-hello").json(t, &detail)
+	if len(detail.Versions) != 1 || detail.Versions[0].Quarantine == nil || !detail.Versions[0].Quarantine.Package || detail.Versions[0].Quarantine.Reason != reason {
+		t.Errorf("GET /api/v1/plugins/acme-hello = %+v, want its version marked quarantined with the package's reason", detail)
+	}
 	if r := e.publish(owner, "acme-hello-1.1.0.tar.gz", pkg(t, "acme-hello", "1.1.0", "says hello")); r.Status != http.StatusForbidden || !hasRule(t, r, "publish.quarantined") {
 		t.Errorf("publish by the owner: %d %s, want 403 publish.quarantined", r.Status, r.Body)
 	}
@@ -122,6 +135,12 @@ func TestQuarantineOneReleaseThroughTheAdminAPI(t *testing.T) {
 	}
 	if r := e.get("/packages/acme-hello/acme-hello-1.0.0.tar.gz"); r.Status != http.StatusOK {
 		t.Errorf("download of 1.0.0: %d", r.Status)
+	}
+	for v, want := range map[string]string{"1.1.0": `"quarantine":{"package":false,"reason":"steals tokens"`, "1.0.0": ""} {
+		body := string(e.get("/api/v1/plugins/acme-hello/versions/" + v).Body)
+		if got := strings.Contains(body, `"quarantine":`); got != (want != "") || !strings.Contains(body, want) {
+			t.Errorf("GET version %s = %s, want quarantine %q", v, body, want)
+		}
 	}
 	page := string(e.get("/plugins/acme-hello").Body)
 	if !strings.Contains(page, `data-testid="quarantined-label"`) || !strings.Contains(page, `data-version="1.1.0"`) || !strings.Contains(page, "steals tokens") {
