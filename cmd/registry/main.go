@@ -33,6 +33,7 @@ func commands() map[string]command {
 		"conformance":     {cmdConformance, conformanceHelp},
 		"token":           {cmdToken, tokenHelp},
 		"pin":             {cmdPin, pinHelp},
+		"reports":         {cmdReports, reportsHelp},
 		"blocklist":       {cmdBlocklist, blocklistHelp},
 		"export":          {cmdExport, exportHelp},
 		"backup":          {cmdBackup, backupHelp},
