@@ -51,6 +51,7 @@ const (
 	Index        = "index"
 	HostAware    = "host-aware"
 	Reports      = "reports"
+	Webhooks     = "webhooks"
 )
 
 // DocsPath is the path under which the reference is served and written.
@@ -68,6 +69,7 @@ var sections = []Section{
 	{Index, "Index documents (index.json)", "Rules the registry checks on the index documents it builds for hosts (`/index.json`, `/curupira/index.json`) before it serves them; a publish that would break them is refused."},
 	{HostAware, "Host-aware index and curated compatibility", "Rules of the host-aware index (`/kandev/{host_version}/{platform}/index.json`), its compatibility and upgrade answers, the host capability table (`--host-caps`) and curated compatibility (`registry compat`, `POST /api/v1/admin/compat/…`). See docs/host-aware.md."},
 	{Reports, "Reports", "Rules of filing a report of a package (its page's form, `POST /api/v1/plugins/{id}/reports`) and of resolving one (`registry reports resolve`, `POST /api/v1/admin/reports/{report}/resolve`). See docs/reports.md."},
+	{Webhooks, "Webhooks (webhooks.yaml)", "Rules of the webhooks file (`registry serve --webhooks webhooks.yaml`): the server does not start with any broken, and names each problem's line and column. See docs/webhooks.md."},
 }
 
 // Sections returns the reference's sections in order.

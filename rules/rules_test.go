@@ -17,7 +17,7 @@ import (
 // emitters are the packages whose rule ids the table documents.
 var emitters = []string{"../manifest", "../extension", "../index", "../verify", "../verify/signature", "../ingest", "../pull"}
 
-const prefixes = `manifest|extension|registry|index|archive|checksums|package|publish|signature|oidc|sync|host|upgrade|compat|quarantine|scan|report|provenance`
+const prefixes = `manifest|extension|registry|index|archive|checksums|package|publish|signature|oidc|sync|host|upgrade|compat|quarantine|scan|report|provenance|webhooks`
 
 var (
 	ruleLiteral   = regexp.MustCompile(`"((?:` + prefixes + `)(?:\.[a-z0-9_]+)+)"`)
@@ -25,8 +25,10 @@ var (
 	directCall    = regexp.MustCompile(`(?i)(errorf|warnf|stop)\("((?:` + prefixes + `)(?:\.[a-z0-9_]+)+)"`)
 )
 
-// notRules are string literals of the rule shape that are file names, not rule ids.
-var notRules = map[string]bool{"manifest.yaml": true, "checksums.txt": true, "checksums.txt.sig": true}
+// notRules are string literals of the rule shape that are file names or event types, not rule ids.
+var notRules = map[string]bool{"manifest.yaml": true, "checksums.txt": true, "checksums.txt.sig": true,
+	// webhook event types (ingest/webhooks_config.go)
+	"package.deprecated": true, "package.quarantined": true, "sync.failed": true}
 
 type scan struct {
 	ids      map[string]bool

@@ -22,6 +22,7 @@ var table = concat(
 	in(Index, indexRules),
 	in(HostAware, hostRules),
 	in(Reports, reportRules),
+	in(Webhooks, webhookRules),
 )
 
 func in(section string, rs []Rule) []Rule {

@@ -70,6 +70,7 @@ func (s *Server) routes() {
 	getHead(admin, "/sync", s.handleSyncStatus)
 	admin.POST("/compat/:id/versions/:version", s.handleCompatSet)
 	admin.POST("/compat/:id/versions/:version/clear", s.handleCompatClear)
+	getHead(admin, "/webhooks/deliveries", s.handleWebhookDeliveries)
 	getHead(admin, "/blocklist", s.handleBlocklist)
 	admin.POST("/blocklist", s.handleBlocklistAdd)
 	admin.POST("/blocklist/:digest/remove", s.handleBlocklistRemove)

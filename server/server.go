@@ -30,6 +30,9 @@ type Config struct {
 	ReadyDetail func() map[string]string
 	// Sync, when set, is the background pull sync shown at GET /api/v1/admin/sync.
 	Sync SyncStatus
+	// Webhooks, when set, is the webhooks configuration shown with the delivery log at GET
+	// /api/v1/admin/webhooks/deliveries (never its secrets).
+	Webhooks *ingest.WebhookConfig
 	// Metrics is served at /metrics; nil makes a fresh one (then publishes and index
 	// builds are only counted if it is also the ingest.Config.Observer, so pass both).
 	Metrics *Metrics

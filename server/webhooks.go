@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/store"
+)
+
+// WebhookLog is the webhook delivery log (*store.Store implements it).
+type WebhookLog interface {
+	WebhookDeliveries(ctx context.Context, q store.WebhookDeliveryQuery) ([]store.WebhookDelivery, error)
+}
+
+// apiWebhookDeliveries is the body of GET /api/v1/admin/webhooks/deliveries.
+type apiWebhookDeliveries struct {
+	// Enabled is true when this process delivers webhooks (serve --webhooks).
+	Enabled bool `json:"enabled"`
+	// Endpoints are the configured endpoints: name, URL, event filter; never the secret.
+	Endpoints  []ingest.WebhookEndpoint `json:"endpoints"`
+	Deliveries []store.WebhookDelivery  `json:"deliveries"`
+	// NextBefore, when set, is the before= of the next (older) page.
+	NextBefore int64 `json:"next_before,omitempty"`
+}
+
+// handleWebhookDeliveries is GET /api/v1/admin/webhooks/deliveries?endpoint=&state=&limit=&before=
+// (admin): the delivery log, newest first: each event's delivery to each endpoint, its
+// state (pending, delivered, dead), attempts, next attempt and last status and error.
+func (s *Server) handleWebhookDeliveries(c echo.Context) error {
+	wl, ok := s.md.(WebhookLog)
+	if !ok {
+		return errf(http.StatusNotFound, "this metadata store keeps no webhook deliveries")
+	}
+	q := store.WebhookDeliveryQuery{Endpoint: c.QueryParam("endpoint"), State: c.QueryParam("state"), Limit: 100}
+	if q.State != "" && !slices.Contains([]string{store.WebhookPending, store.WebhookDelivered, store.WebhookDead}, q.State) {
+		return errf(http.StatusBadRequest, "state must be pending, delivered or dead, or left out for all")
+	}
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			return errf(http.StatusBadRequest, "limit must be a whole number from 1 to 500 (default 100)")
+		}
+		q.Limit = n
+	}
+	if v := c.QueryParam("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return errf(http.StatusBadRequest, "before must be a delivery id (next_before of the previous page)")
+		}
+		q.Before = n
+	}
+	ds, err := wl.WebhookDeliveries(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	out := apiWebhookDeliveries{Endpoints: []ingest.WebhookEndpoint{}, Deliveries: ds}
+	if s.cfg.Webhooks != nil {
+		out.Enabled, out.Endpoints = true, s.cfg.Webhooks.Endpoints
+	}
+	if len(ds) == q.Limit {
+		out.NextBefore = ds[len(ds)-1].ID
+	}
+	return c.JSON(http.StatusOK, out)
+}
