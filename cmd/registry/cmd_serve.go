@@ -154,9 +154,14 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	stopWebhooks, err := startWebhooks(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
+	defer stopWebhooks() // before the store closes
 	srv := server.New(server.Config{PublicURL: cfg.PublicURL, AdminSecret: cfg.AdminToken, SiteName: cfg.SiteName,
 		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail,
-		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus, Log: tlog}, svc, st, log)
+		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus, Log: tlog, Webhooks: cfg.webhooks}, svc, st, log)
 
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)

@@ -76,6 +76,12 @@ type Config struct {
 	HostCaps string
 	hostCaps *ingest.HostCaps
 
+	// Webhooks is the webhooks file (--webhooks, docs/webhooks.md); empty sends none.
+	// webhooks is it parsed by validate, its secrets read through getenv.
+	Webhooks string
+	webhooks *ingest.WebhookConfig
+	getenv   func(string) string
+
 	// problems are the flag and environment values that did not parse; validate reports
 	// them with every other problem, so one start names every mistake.
 	problems []error
@@ -127,6 +133,8 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.int(&cfg.RateReport, "rate-report", "REGISTRY_RATE_REPORT", server.DefaultRateReport, formRate, "package reports filed (page form and API) per minute per IP; 0 disables")
 	b.bool(&cfg.TrustProxy, "trust-proxy", "REGISTRY_TRUST_PROXY", "rate-limit by X-Forwarded-For from loopback/private proxies")
 	b.str(&cfg.HostCaps, "host-caps", "REGISTRY_HOST_CAPS", "", "Kandev host capability table (YAML) for /kandev/{version}/{platform}/index.json; default the table in docs/host-aware.md")
+	b.str(&cfg.Webhooks, "webhooks", "REGISTRY_WEBHOOKS", "", "webhooks file (YAML): endpoints, their secrets (secret_env or secret_file) and event filters; signed Standard Webhooks deliveries (docs/webhooks.md); default none")
+	cfg.getenv = c.getenv
 	cfg.AdminToken = strings.TrimSpace(c.getenv("REGISTRY_ADMIN_TOKEN"))
 	cfg.GitHubToken = strings.TrimSpace(c.getenv("REGISTRY_GITHUB_TOKEN"))
 }
@@ -156,6 +164,9 @@ func (cfg *Config) validate() error {
 		}
 	}
 	if err := cfg.loadHostCaps(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.loadWebhooks(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
