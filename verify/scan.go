@@ -52,9 +52,11 @@ type secretRule struct {
 	example func(m []byte) bool
 	// valid, when set, confirms a match (a checksum).
 	valid func(m []byte) bool
-	// pre is a cheap check of the bytes after the keyword that most near misses fail
-	// (ghp_xxxx, AKIA in prose), so the expression runs only on likely matches.
-	pre func(after []byte) bool
+	// pre is a cheap check of the bytes after the token's fixed prefix (prefix bytes, or
+	// the keyword when 0) that most near misses fail (ghp_xxxx, AKIA in prose), so the
+	// expression runs only on likely matches.
+	pre    func(after []byte) bool
+	prefix int
 }
 
 // runOf passes when at least n bytes of set follow the keyword.
@@ -99,8 +101,8 @@ var secretRules = []secretRule{
 	},
 	{ // gitleaks: github-pat, github-oauth, github-app-token, github-refresh-token
 		id: "scan.token.github", what: "a GitHub token",
-		keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-		re:       regexp.MustCompile(`\Agh[pousr]_[0-9A-Za-z]{36}\b`), minEntropy: 3, wordStart: true,
+		keywords: []string{"gh"}, prefix: len("ghp_"),
+		re: regexp.MustCompile(`\Agh[pousr]_[0-9A-Za-z]{36}\b`), minEntropy: 3, wordStart: true,
 		pre: runOf(alnum, 36),
 	},
 	{ // gitleaks: github-fine-grained-pat
@@ -123,8 +125,8 @@ var secretRules = []secretRule{
 	},
 	{ // gitleaks: pypi-upload-token (and its test.pypi.org twin)
 		id: "scan.token.pypi", what: "a PyPI token",
-		keywords: []string{"pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw"},
-		re:       regexp.MustCompile(`\Apypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[0-9A-Za-z_-]{50,}`), minEntropy: 3, wordStart: true,
+		keywords: []string{"pypi-AgE"}, prefix: len("pypi-AgEIcHlwaS5vcmc"),
+		re: regexp.MustCompile(`\Apypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[0-9A-Za-z_-]{50,}`), minEntropy: 3, wordStart: true,
 		pre: runOf(alnum+"_-", 50),
 	},
 	{ // gitleaks: aws-access-token (long-term AKIA and temporary ASIA key ids)
@@ -143,8 +145,8 @@ var secretRules = []secretRule{
 	},
 	{ // gitleaks: slack-bot-token, slack-user-token, slack-app-token, slack-legacy-*
 		id: "scan.token.slack", what: "a Slack token",
-		keywords: []string{"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"},
-		re:       regexp.MustCompile(`\Axox[abprs]-[0-9A-Za-z]{1,40}-[0-9A-Za-z-]{20,250}`), minEntropy: 3, wordStart: true,
+		keywords: []string{"xox"}, prefix: len("xoxb-"),
+		re: regexp.MustCompile(`\Axox[abprs]-[0-9A-Za-z]{1,40}-[0-9A-Za-z-]{20,250}`), minEntropy: 3, wordStart: true,
 		pre: runOf(alnum+"-", 22),
 	},
 	{ // gitleaks: slack-webhook-url
@@ -170,14 +172,45 @@ var secretRules = []secretRule{
 	},
 }
 
-// match tries rule r on data at i, where one of its keywords starts. It returns the
-// match's length, or 0.
-func (r *secretRule) match(data []byte, i int) int {
+// keyword is one literal the scanner searches for, with the rules that start with it (the
+// registry's two token formats share "pyr_"; GitHub's five classic prefixes are one "gh",
+// Slack's five one "xox"): one pass over the bytes per keyword, not per rule or prefix.
+type keyword struct {
+	text  string
+	rules []*secretRule
+}
+
+// keywords are the distinct keywords of secretRules, in the rules' order.
+var keywords = func() []keyword {
+	var out []keyword
+	at := map[string]int{}
+	for i := range secretRules {
+		r := &secretRules[i]
+		for _, kw := range r.keywords {
+			j, ok := at[kw]
+			if !ok {
+				j = len(out)
+				at[kw] = j
+				out = append(out, keyword{text: kw})
+			}
+			out[j].rules = append(out[j].rules, r)
+		}
+	}
+	return out
+}()
+
+// match tries rule r on data at i, where its keyword kw starts. It returns the match's
+// length, or 0.
+func (r *secretRule) match(data []byte, i int, kw string) int {
 	if r.wordStart && i > 0 && isAlnum(data[i-1]) {
 		return 0
 	}
 	window := data[i:min(len(data), i+maxMatch)]
-	if r.pre != nil && !r.pre(window[r.keywordLen(window):]) {
+	skip := r.prefix
+	if skip == 0 {
+		skip = len(kw)
+	}
+	if r.pre != nil && !r.pre(window[min(skip, len(window)):]) {
 		return 0
 	}
 	loc := r.re.FindSubmatchIndex(window)
@@ -190,16 +223,6 @@ func (r *secretRule) match(data []byte, i int) int {
 		return 0
 	}
 	return loc[1]
-}
-
-// keywordLen is the length of the keyword window starts with.
-func (r *secretRule) keywordLen(window []byte) int {
-	for _, kw := range r.keywords {
-		if bytes.HasPrefix(window, []byte(kw)) {
-			return len(kw)
-		}
-	}
-	return 0
 }
 
 func isAlnum(c byte) bool {

@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -50,8 +51,8 @@ func TestScannerSeamCountsOnce(t *testing.T) {
 
 // BenchmarkScanner measures the scanner alone over text without secrets (the common case,
 // the keywords' pre-filter only) and over text dense with near misses (every keyword
-// present, so every rule's expression runs): ns/op over MiB/s at 1, 8 and 64 MiB shows
-// whether the cost grows linearly.
+// present, so every rule's expression runs) at 1, 8 and 64 MiB: cpu-ns/MiB (the thread's
+// CPU time, whatever else the machine runs) staying flat shows the cost grows linearly.
 func BenchmarkScanner(b *testing.B) {
 	rng := rand.New(rand.NewChaCha8([32]byte{9}))
 	words := strings.Fields("the plugin reads a task and writes its summary to the board; export const handler = async (event) => { return event.id } // comment")
@@ -68,7 +69,10 @@ func BenchmarkScanner(b *testing.B) {
 		for _, mib := range []int{1, 8, 64} {
 			data := []byte(strings.Repeat(c.unit, mib))
 			b.Run(fmt.Sprintf("%s/MiB=%d", c.name, mib), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
 				b.SetBytes(int64(len(data)))
+				cpu0, ok := threadCPU()
 				for b.Loop() {
 					s := newScanner()
 					for i := 0; i < len(data); i += copyBufferSize {
@@ -77,6 +81,9 @@ func BenchmarkScanner(b *testing.B) {
 					if f := s.close(); len(f) != 0 {
 						b.Fatalf("found %v", f)
 					}
+				}
+				if cpu1, _ := threadCPU(); ok {
+					b.ReportMetric(float64(cpu1-cpu0)/float64(b.N)/float64(mib), "cpu-ns/MiB")
 				}
 			})
 		}

@@ -93,34 +93,39 @@ var newline = []byte{'\n'}
 // find records the first match of each rule not yet found whose keyword starts in
 // buf[from:limit].
 func (s *scanner) find(limit int) {
-	for i := range secretRules {
-		r := &secretRules[i]
-		if s.seen[r.id] {
-			continue
-		}
-		for _, kw := range r.keywords {
-			if s.findKeyword(r, kw, limit) {
-				break
-			}
-		}
+	for i := range keywords {
+		s.findKeyword(&keywords[i], limit)
 	}
 }
 
-// findKeyword tries r at every occurrence of kw starting in buf[from:limit]; it reports
-// whether r matched.
-func (s *scanner) findKeyword(r *secretRule, kw string, limit int) bool {
-	k := []byte(kw)
-	for off := s.from; off < limit; {
+// findKeyword tries kw's rules not yet found at every occurrence of kw starting in
+// buf[from:limit].
+func (s *scanner) findKeyword(kw *keyword, limit int) {
+	k := []byte(kw.text)
+	for off := s.from; off < limit && s.wants(kw); {
 		j := bytes.Index(s.buf[off:], k)
 		if j < 0 || off+j >= limit {
-			return false
+			return
 		}
 		i := off + j
-		if n := r.match(s.buf, i); n > 0 {
-			s.record(r, kw, s.buf[i:i+n], s.lines+bytes.Count(s.buf[:i], newline)+1)
-			return true
+		for _, r := range kw.rules {
+			if s.seen[r.id] {
+				continue
+			}
+			if n := r.match(s.buf, i, kw.text); n > 0 {
+				s.record(r, kw.text, s.buf[i:i+n], s.lines+bytes.Count(s.buf[:i], newline)+1)
+			}
 		}
 		off = i + 1
+	}
+}
+
+// wants reports whether a rule of kw is still to be found.
+func (s *scanner) wants(kw *keyword) bool {
+	for _, r := range kw.rules {
+		if !s.seen[r.id] {
+			return true
+		}
 	}
 	return false
 }
