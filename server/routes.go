@@ -57,6 +57,8 @@ func (s *Server) routes() {
 	api.POST("/plugins/:id/versions/:version/yank", s.handleYank, authed)
 	api.POST("/plugins/:id/versions/:version/unyank", s.handleUnyank, authed)
 	api.POST("/plugins/:id/deprecate", s.handleDeprecate, authed)
+	api.POST("/plugins/:id/archive", s.handleArchive, authed)
+	api.POST("/plugins/:id/unarchive", s.handleUnarchive, authed)
 	api.POST("/plugins/:id/reports", s.handleReportAPI)
 	api.POST("/auth/oidc", s.handleOIDC)
 	api.POST("/tokens/revoke", s.handleTokenRevoke)

@@ -43,6 +43,8 @@ func commands() map[string]command {
 		"yank":            {cmdYank, yankHelp},
 		"unyank":          {cmdUnyank, unyankHelp},
 		"delist":          {cmdDelist, delistHelp},
+		"archive":         {cmdArchive, archiveHelp},
+		"unarchive":       {cmdUnarchive, unarchiveHelp},
 		"compat":          {cmdCompat, compatHelp},
 		"quarantine":      {cmdQuarantine, quarantineHelp},
 		"log":             {cmdLog, logHelp()},
