@@ -171,6 +171,9 @@ func TestWebhookPublishDeliveredSigned(t *testing.T) {
 	if err := svc.Deprecate(context.Background(), anAdmin, "acme-hello", "use acme-other", "acme-other"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := svc.Quarantine(context.Background(), anAdmin, "acme-hello", "", "ships a credential stealer"); err != nil {
+		t.Fatal(err)
+	}
 	for mustRunOnce(t, w) > 0 {
 	}
 	got := rc.received()
@@ -178,7 +181,7 @@ func TestWebhookPublishDeliveredSigned(t *testing.T) {
 	for _, r := range got {
 		types = append(types, r.Event.Type)
 	}
-	want := []string{EventReleasePublished, EventVerificationFailed, EventReleaseYanked, EventPackageDeprecated}
+	want := []string{EventReleasePublished, EventVerificationFailed, EventReleaseYanked, EventPackageDeprecated, EventPackageQuarantined}
 	if diff := cmp.Diff(want, types); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
@@ -191,6 +194,9 @@ func TestWebhookPublishDeliveredSigned(t *testing.T) {
 	}
 	if y := got[2].Event.Data; y["reason"] != "broken build" {
 		t.Errorf("release.yanked data = %v", y)
+	}
+	if q := got[4].Event.Data; q["reason"] != "ships a credential stealer" || q["package"] != "acme-hello" {
+		t.Errorf("package.quarantined data = %v", q)
 	}
 	if h := got[0].Header; !strings.HasPrefix(h.Get("webhook-signature"), "v1,") || h.Get("Content-Type") != "application/json" {
 		t.Errorf("headers = %v", h)

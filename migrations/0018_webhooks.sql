@@ -119,3 +119,21 @@ BEGIN
                         'rules', json(NEW.rules), 'ids', json(NEW.ids)),
             NEW.checked_at);
 END;
+
+-- package.quarantined: an admin quarantined a package (version '') or one release
+-- (migration 0013), or changed the public reason of a quarantine in force (the upsert's
+-- update).
+CREATE TRIGGER webhook_package_quarantined AFTER INSERT ON quarantines
+WHEN EXISTS (SELECT 1 FROM webhook_endpoints)
+BEGIN
+    INSERT INTO webhook_events (type, subject, version, detail, occurred_at)
+    VALUES ('package.quarantined', NEW.package_id, NEW.version,
+            json_object('reason', NEW.reason, 'set_by', NEW.set_by), NEW.set_at);
+END;
+CREATE TRIGGER webhook_package_quarantine_reason AFTER UPDATE OF reason ON quarantines
+WHEN OLD.reason IS NOT NEW.reason AND EXISTS (SELECT 1 FROM webhook_endpoints)
+BEGIN
+    INSERT INTO webhook_events (type, subject, version, detail, occurred_at)
+    VALUES ('package.quarantined', NEW.package_id, NEW.version,
+            json_object('reason', NEW.reason, 'set_by', NEW.set_by), NEW.set_at);
+END;

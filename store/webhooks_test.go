@@ -78,6 +78,17 @@ func TestWebhookEventsRecordedWithTheirChange(t *testing.T) {
 	if err := s.PutSyncState(ctx, failed); err != nil {
 		t.Fatal(err)
 	}
+	quarantine := func(version, reason string) {
+		t.Helper()
+		if err := s.SetQuarantine(ctx, store.Quarantine{PackageID: "acme", Version: version, Reason: reason, SetBy: "admin", SetAt: now},
+			store.AuditEntry{Actor: "admin", Action: "quarantine"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quarantine("1.1.0", "leaked token")
+	quarantine("", "malware")
+	quarantine("", "malware") // the same reason again is not news
+	quarantine("", "malware, confirmed")
 	got := sealAll(t, s, now, "ci")
 	want := []string{
 		"release.published acme@1.1.0",
@@ -86,6 +97,9 @@ func TestWebhookEventsRecordedWithTheirChange(t *testing.T) {
 		"verification.failed acme@2.0.0",
 		"sync.failed acme/stats@",
 		"sync.failed acme/stats@",
+		"package.quarantined acme@1.1.0",
+		"package.quarantined acme@",
+		"package.quarantined acme@",
 	}
 	if diff := cmp.Diff(want, eventKinds(got)); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
