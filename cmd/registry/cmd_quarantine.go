@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,9 +20,9 @@ import (
 
 var quarantineHelp = help{
 	Summary: "quarantine a package or one release with a public reason, release it, or list them",
-	Usage: "registry quarantine set [--data DIR] --reason TEXT ID[@VERSION]\n" +
-		"registry quarantine release [--data DIR] ID[@VERSION]\n" +
-		"registry quarantine list [--json] [--data DIR]",
+	Usage: "registry quarantine set [--registry URL | --data DIR] --reason TEXT ID[@VERSION]\n" +
+		"registry quarantine release [--registry URL | --data DIR] ID[@VERSION]\n" +
+		"registry quarantine list [--json] [--registry URL | --data DIR]",
 	About: "`set` takes a whole package (ID) or one release (ID@VERSION) out of reach without\n" +
 		"deleting anything: it leaves index.json, its shards, the host-aware documents, search and\n" +
 		"the listings; its downloads answer 410 Gone with the reason (rule quarantine.download);\n" +
@@ -27,14 +32,17 @@ var quarantineHelp = help{
 		"of a target already quarantined replaces the reason. `release` ends the quarantine and\n" +
 		"restores everything exactly; a release of what is not quarantined changes nothing and\n" +
 		"says so. Both are recorded in the audit log (actor \"cli\"), the change feed and the\n" +
-		"transparency log. `set` and `release` change the data directory with the server stopped\n" +
-		"(they show at the next start of `registry serve`) and refuse while it holds it: with the\n" +
-		"server running, use POST /api/v1/admin/quarantine/{id}[/versions/{version}] {\"reason\"}\n" +
-		"and .../release, which take effect at once. `list` runs beside the server.\n" +
+		"transparency log. With --registry URL (or REGISTRY_URL) they ask a running registry\n" +
+		"with the admin token in REGISTRY_TOKEN (POST /api/v1/admin/quarantine/{id}[/versions/\n" +
+		"{version}][/release], GET /api/v1/admin/quarantine) and take effect at once. Without it,\n" +
+		"`set` and `release` change the database of --data DIR with the server stopped (actor\n" +
+		"\"cli\"; they show at the next start of `registry serve`) and refuse while it holds the\n" +
+		"directory; `list` reads it beside the server.\n" +
 		"See docs/quarantine.md.\n" +
-		"Exit status: 0 when done, 1 when the target is not stored, the reason is refused or the\n" +
-		"data directory is in use, 2 on usage or I/O errors.",
-	Example: "registry quarantine set --data /var/lib/registry --reason \"a leaked token published a credential stealer\" acme-hello@1.2.0\n" +
+		"Exit status: 0 when done, 1 when the target is not stored, the reason or the token is\n" +
+		"refused or the data directory is in use, 2 on usage, network or I/O errors.",
+	Example: "REGISTRY_TOKEN=$ADMIN_TOKEN registry quarantine set --registry https://plugins.example.com --reason \"malware report, confirmed\" acme-hello\n" +
+		"registry quarantine set --data /var/lib/registry --reason \"a leaked token published a credential stealer\" acme-hello@1.2.0\n" +
 		"registry quarantine release --data /var/lib/registry acme-hello@1.2.0\n" +
 		"registry quarantine list --data /var/lib/registry",
 }
@@ -45,6 +53,7 @@ var quarantineActions = []string{"set", "release", "list"}
 // quarantineFlags is the FlagSet of one subcommand without --data (its opener adds it).
 func quarantineFlags(c *cli, action string) (fs *flag.FlagSet, reason *string, asJSON *bool) {
 	fs = c.flags("quarantine " + action)
+	fs.String("registry", envDefault(c, "REGISTRY_URL", ""), "a running registry's base `URL` (REGISTRY_URL), asked with the admin token in REGISTRY_TOKEN; empty: the data directory")
 	switch action {
 	case "set":
 		reason = fs.String("reason", "", "why, publicly (`TEXT`, one line, at most 500 characters), shown on the page and in the 410")
@@ -107,21 +116,51 @@ func targetName(id, version string) string {
 	return id + "@" + version
 }
 
-func quarantineSet(ctx context.Context, c *cli, args []string) int {
-	fs, reason, _ := quarantineFlags(c, "set")
-	st, pos, code := openOffline(ctx, c, fs, args)
-	if st == nil {
-		return code
+// quarantineArgs parses a subcommand's flags (the registry's, or --data's) and its
+// ID[@VERSION] (list: none); code is non-zero when the command ends here.
+func quarantineArgs(c *cli, fs *flag.FlagSet, args []string, wantTarget bool) (registry, data, id, version string, code int) {
+	dir := dataFlag(c, fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return "", "", "", "", parseExit(err)
 	}
-	defer st.Close()
+	registry = strings.TrimRight(fs.Lookup("registry").Value.String(), "/")
+	if !wantTarget {
+		if len(pos) > 0 {
+			return "", "", "", "", c.usageError("quarantine", "list takes no argument, found %q", strings.Join(pos, " "))
+		}
+		return registry, *dir, "", "", exitOK
+	}
 	id, version, ok := splitTarget(pos)
 	if !ok {
-		return c.usageError("quarantine", "expected one ID or ID@VERSION, such as acme-hello or acme-hello@1.2.0; got %q", strings.Join(pos, " "))
+		return "", "", "", "", c.usageError("quarantine", "expected one ID or ID@VERSION, such as acme-hello or acme-hello@1.2.0; got %q", strings.Join(pos, " "))
+	}
+	return registry, *dir, id, version, exitOK
+}
+
+func quarantineSet(ctx context.Context, c *cli, args []string) int {
+	fs, reason, _ := quarantineFlags(c, "set")
+	registry, data, id, version, code := quarantineArgs(c, fs, args, true)
+	if code != exitOK {
+		return code
+	}
+	q := store.Quarantine{PackageID: id, Version: version, Reason: *reason, SetBy: "cli"}
+	if registry != "" {
+		var got store.Quarantine
+		if code := quarantineOnline(ctx, c, "quarantine set", registry, http.MethodPost, quarantinePath(id, version), map[string]string{"reason": *reason}, &got); code != exitOK {
+			return code
+		}
+		fmt.Fprintf(c.stdout, "quarantined %s: it is out of the index and its downloads answer 410 now\n", got.Target())
+		return exitOK
 	}
 	if err := ingest.CheckQuarantineReason(*reason); err != nil {
 		return compatFailed(c, "quarantine set", err)
 	}
-	q := store.Quarantine{PackageID: id, Version: version, Reason: *reason, SetBy: "cli"}
+	st, _, code := openOffline(ctx, c, c.flags("quarantine set"), []string{"--data", data})
+	if st == nil {
+		return code
+	}
+	defer st.Close()
 	audit := store.AuditEntry{Actor: "cli", Action: "quarantine", Target: q.Target(), Outcome: "ok", Detail: map[string]any{"reason": *reason, "offline": true}}
 	err := st.SetQuarantine(ctx, q, audit)
 	if errors.Is(err, store.ErrNotFound) {
@@ -138,46 +177,74 @@ func quarantineSet(ctx context.Context, c *cli, args []string) int {
 
 func quarantineRelease(ctx context.Context, c *cli, args []string) int {
 	fs, _, _ := quarantineFlags(c, "release")
-	st, pos, code := openOffline(ctx, c, fs, args)
-	if st == nil {
+	registry, data, id, version, code := quarantineArgs(c, fs, args, true)
+	if code != exitOK {
 		return code
 	}
-	defer st.Close()
-	id, version, ok := splitTarget(pos)
-	if !ok {
-		return c.usageError("quarantine", "expected one ID or ID@VERSION, such as acme-hello or acme-hello@1.2.0; got %q", strings.Join(pos, " "))
-	}
 	target := targetName(id, version)
-	audit := store.AuditEntry{Actor: "cli", Action: "unquarantine", Target: target, Outcome: "ok", Detail: map[string]any{"offline": true}}
-	had, err := st.ReleaseQuarantine(ctx, id, version, audit)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "quarantine release: %v\n", err)
-		return exitUsage
+	var had bool
+	when := "it is back in the index at the next start of `registry serve`"
+	if registry != "" {
+		var ans struct {
+			Released bool `json:"released"`
+		}
+		if code := quarantineOnline(ctx, c, "quarantine release", registry, http.MethodPost, quarantinePath(id, version)+"/release", nil, &ans); code != exitOK {
+			return code
+		}
+		had, when = ans.Released, "it is back in the index now"
+	} else {
+		st, _, code := openOffline(ctx, c, c.flags("quarantine release"), []string{"--data", data})
+		if st == nil {
+			return code
+		}
+		defer st.Close()
+		audit := store.AuditEntry{Actor: "cli", Action: "unquarantine", Target: target, Outcome: "ok", Detail: map[string]any{"offline": true}}
+		var err error
+		if had, err = st.ReleaseQuarantine(ctx, id, version, audit); err != nil {
+			fmt.Fprintf(c.stderr, "quarantine release: %v\n", err)
+			return exitUsage
+		}
 	}
 	if !had {
 		fmt.Fprintf(c.stdout, "%s is not quarantined; nothing changed (`registry quarantine list` shows what is)\n", target)
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "released the quarantine of %s: it is back in the index at the next start of `registry serve`\n", target)
+	fmt.Fprintf(c.stdout, "released the quarantine of %s: %s\n", target, when)
 	return exitOK
 }
 
 func quarantineList(ctx context.Context, c *cli, args []string) int {
 	fs, _, asJSON := quarantineFlags(c, "list")
-	st, pos, code := openStore(ctx, c, fs, args)
-	if st == nil {
+	registry, data, _, _, code := quarantineArgs(c, fs, args, false)
+	if code != exitOK {
 		return code
 	}
-	defer st.Close()
-	if len(pos) > 0 {
-		return c.usageError("quarantine", "list takes no argument, found %q", strings.Join(pos, " "))
+	var qs []store.Quarantine
+	if registry != "" {
+		var ans struct {
+			Quarantines []store.Quarantine `json:"quarantines"`
+		}
+		if code := quarantineOnline(ctx, c, "quarantine list", registry, http.MethodGet, "/api/v1/admin/quarantine", nil, &ans); code != exitOK {
+			return code
+		}
+		qs = ans.Quarantines
+	} else {
+		st, _, code := openStore(ctx, c, c.flags("quarantine list"), []string{"--data", data})
+		if st == nil {
+			return code
+		}
+		defer st.Close()
+		var err error
+		if qs, err = st.Quarantines(ctx); err != nil {
+			fmt.Fprintf(c.stderr, "quarantine list: %v\n", err)
+			return exitUsage
+		}
 	}
-	qs, err := st.Quarantines(ctx)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "quarantine list: %v\n", err)
-		return exitUsage
-	}
-	if *asJSON {
+	return printQuarantines(c, qs, *asJSON)
+}
+
+func printQuarantines(c *cli, qs []store.Quarantine, asJSON bool) int {
+	if asJSON {
 		return writeJSON(c.stdout, qs)
 	}
 	if len(qs) == 0 {
@@ -190,5 +257,55 @@ func quarantineList(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Target(), q.SetAt.Format(time.RFC3339), q.SetBy, q.Reason)
 	}
 	_ = tw.Flush()
+	return exitOK
+}
+
+// quarantinePath is the admin API path of id's (version "") or id@version's quarantine.
+func quarantinePath(id, version string) string {
+	p := "/api/v1/admin/quarantine/" + url.PathEscape(id)
+	if version != "" {
+		p += "/versions/" + url.PathEscape(version)
+	}
+	return p
+}
+
+// quarantineOnline asks registry's admin API (the admin token in REGISTRY_TOKEN) and
+// decodes the answer into v: 1 when refused (its problems printed with their rules), 2 on
+// usage or network errors.
+func quarantineOnline(ctx context.Context, c *cli, name, registry, method, path string, body, v any) int {
+	if u, err := url.Parse(registry); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c.usageError("quarantine", "--registry %q: expected the registry's absolute http(s) base URL, e.g. https://plugins.example.com (or set REGISTRY_URL)", registry)
+	}
+	token := strings.TrimSpace(c.getenv("REGISTRY_TOKEN"))
+	if token == "" {
+		return c.usageError("quarantine", "REGISTRY_TOKEN is empty: set it to the registry's admin token (only admins quarantine)")
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return c.usageError("quarantine", "%v", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, registry+path, rd)
+	if err != nil {
+		return c.usageError("quarantine", "%v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	err = getJSON(&http.Client{Timeout: time.Minute}, req, name, v)
+	var rf *refusedError
+	switch {
+	case errors.As(err, &rf):
+		fmt.Fprintf(c.stderr, "registry %v\n", err)
+		printProblems(c.stderr, rf.problems)
+		return exitInvalid
+	case err != nil:
+		fmt.Fprintf(c.stderr, "registry %v\n", err)
+		return exitUsage
+	}
 	return exitOK
 }

@@ -44,6 +44,10 @@ func TestQuarantineCommand(t *testing.T) {
 			}
 		})
 	}
+	c, out, errOut := testCLI(nil)
+	if code := cmdFsck(context.Background(), c, []string{"--data", data}); code != exitOK {
+		t.Errorf("fsck with a quarantine in force: exit %d\n%s%s", code, out, errOut)
+	}
 	st = MustStore(t, data)
 	defer st.Close()
 	qs, err := st.Quarantines(context.Background())
@@ -113,9 +117,46 @@ func TestQuarantineHelpIsTrue(t *testing.T) {
 	if code := cmdQuarantine(context.Background(), c, []string{"-h"}); code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
-	for _, w := range []string{"--data DIR", "--reason TEXT", "--json", "registry quarantine release [--data DIR] ID[@VERSION]", "registry quarantine list --data /var/lib/registry"} {
+	for _, w := range []string{"--data DIR", "--reason TEXT", "--json", "registry quarantine release [--registry URL | --data DIR] ID[@VERSION]", "--registry URL", "registry quarantine list --data /var/lib/registry"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("help lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// TestQuarantineCommandOnline runs set, list and release against a running `registry
+// serve` with the admin token: the change is in force at once, a refusal names its rule.
+func TestQuarantineCommandOnline(t *testing.T) {
+	data := t.TempDir()
+	st := MustStore(t, data)
+	insertMinRelease(t, st, "acme-hello", "1.0.0", "0.91.1")
+	_ = st.Close()
+	url := "http://" + startServe(t, data)
+	admin := map[string]string{"REGISTRY_TOKEN": "lock-test-admin"}
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		want string
+	}{
+		{"no token", nil, []string{"set", "--registry", url, "--reason", "x", "acme-hello"}, exitUsage, "REGISTRY_TOKEN is empty"},
+		{"not admin", map[string]string{"REGISTRY_TOKEN": "pyr_wrong"}, []string{"set", "--registry", url, "--reason", "x", "acme-hello"}, exitInvalid, "HTTP 401"},
+		{"no reason", admin, []string{"set", "--registry", url, "acme-hello"}, exitInvalid, "quarantine.reason"},
+		{"set", admin, []string{"set", "--registry", url, "--reason", "malware report", "acme-hello@1.0.0"}, exitOK, "quarantined acme-hello@1.0.0: it is out of the index and its downloads answer 410 now"},
+		{"list", admin, []string{"list", "--registry", url}, exitOK, "acme-hello@1.0.0"},
+		{"release", admin, []string{"release", "--registry", url, "acme-hello@1.0.0"}, exitOK, "released the quarantine of acme-hello@1.0.0: it is back in the index now"},
+		{"release again", admin, []string{"release", "--registry", url, "acme-hello@1.0.0"}, exitOK, "not quarantined; nothing changed"},
+		{"list empty", admin, []string{"list", "--registry", url}, exitOK, "nothing is quarantined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, out, errOut := testCLI(tt.env)
+			code := cmdQuarantine(context.Background(), c, tt.args)
+			all := out.String() + errOut.String()
+			if code != tt.code || !strings.Contains(all, tt.want) {
+				t.Errorf("exit %d, output:\n%s\nwant exit %d and %q", code, all, tt.code, tt.want)
+			}
+		})
 	}
 }
