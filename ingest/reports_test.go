@@ -46,6 +46,7 @@ func TestSubmitReportRefusals(t *testing.T) {
 	}{
 		{"unknown package", func(in *ReportInput) { in.PackageID = "acme-nobody" }, ErrNotFound, []string{"report.package.unknown"}},
 		{"listed, never published", func(in *ReportInput) { in.PackageID = "acme-other" }, ErrNotFound, []string{"report.package.unknown"}},
+		{"unknown package comes before its fields", func(in *ReportInput) { in.PackageID, in.Kind = "acme-nobody", "spam" }, ErrNotFound, []string{"report.package.unknown"}},
 		{"unknown kind", func(in *ReportInput) { in.Kind = "spam" }, ErrInvalid, []string{"report.kind"}},
 		{"empty kind", func(in *ReportInput) { in.Kind = "" }, ErrInvalid, []string{"report.kind"}},
 		{"blank reason", func(in *ReportInput) { in.Reason = " \n\t" }, ErrInvalid, []string{"report.reason.missing"}},
