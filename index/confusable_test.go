@@ -227,3 +227,15 @@ func TestLoadListRefusesLookalikes(t *testing.T) {
 		t.Errorf("LoadList errors = %v, want [registry.id.confusable]", probs)
 	}
 }
+
+// TestCheckLookalikesWithSource: given the list's source, CheckLookalikes places each
+// problem at its line and column, as ParseList does.
+func TestCheckLookalikesWithSource(t *testing.T) {
+	src := []byte(pluginsYAML("acme-hello", "other", "acme_hello"))
+	l := &index.List{Plugins: []index.Entry{{ID: "acme-hello"}, {ID: "other"}, {ID: "acme_hello"}}}
+	got := summary(index.CheckLookalikes(src, l))
+	want := []string{"error registry.id.confusable plugins[2].id (line 6, column 9)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
