@@ -39,7 +39,7 @@ var WebhookEvents = []string{EventReleasePublished, EventReleaseYanked, EventPac
 const (
 	MaxWebhooksBytes     = 64 << 10
 	MaxWebhookEndpoints  = 32
-	DefaultWebhookTries  = 10
+	DefaultWebhookTries  = 15
 	MaxWebhookTries      = 30
 	DefaultWebhookWait   = 10 * time.Second
 	MaxWebhookWait       = 30 * time.Second
