@@ -243,3 +243,29 @@ func TestScanLargeFile(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestScanPassesRealManifests: the real Kandev manifests of testdata/corpus (Slack plugins
+// among them, whose descriptions say "the xoxb- token of your Slack app") hold no secret
+// and none is found.
+func TestScanPassesRealManifests(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "corpus", "kandev-manifests", "*.yaml"))
+	if err != nil || len(paths) < 20 {
+		t.Fatalf("corpus: %d files, %v", len(paths), err)
+	}
+	files := map[string]string{}
+	for _, p := range paths {
+		files["corpus/"+filepath.Base(p)] = string(mustReadFile(t, p))
+	}
+	if got := scanProblems(t, files); len(got) > 0 {
+		t.Errorf("real manifests were refused: %v", got)
+	}
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
