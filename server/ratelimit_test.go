@@ -276,6 +276,8 @@ func TestBodyLimits(t *testing.T) {
 		{"/api/v1/tokens/revoke", "/api/v1/tokens/revoke", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusRequestEntityTooLarge},
 		// these read no body at all: a big one is left unread
 		{"/api/v1/plugins/:id/versions/:version/unyank", "/api/v1/plugins/acme-hello/versions/1.0.0/unyank", []byte(bigJSON), "application/json", http.StatusOK},
+		{"/api/v1/plugins/:id/archive", "/api/v1/plugins/acme-hello/archive", []byte(bigJSON), "application/json", http.StatusOK},
+		{"/api/v1/plugins/:id/unarchive", "/api/v1/plugins/acme-hello/unarchive", []byte(bigJSON), "application/json", http.StatusOK},
 		{"/api/v1/admin/reload", "/api/v1/admin/reload", []byte(bigJSON), "application/json", http.StatusNotFound},
 		{"/api/v1/admin/compat/:id/versions/:version/clear", "/api/v1/admin/compat/acme-hello/versions/1.0.0/clear", []byte(bigJSON), "application/json", http.StatusOK},
 	}
