@@ -272,6 +272,8 @@ func TestBodyLimits(t *testing.T) {
 		{"/api/v1/plugins/:id/versions/:version/yank", "/api/v1/plugins/acme-hello/versions/1.0.0/yank", []byte(bigJSON), "application/json", http.StatusBadRequest},
 		{"/api/v1/plugins/:id/deprecate", "/api/v1/plugins/acme-hello/deprecate", []byte(bigJSON), "application/json", http.StatusBadRequest},
 		{"/api/v1/admin/compat/:id/versions/:version", "/api/v1/admin/compat/acme-hello/versions/1.0.0", []byte(`{"max_kandev": "9.0.0", "reason": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusBadRequest},
+		{"/api/v1/admin/quarantine/:id", "/api/v1/admin/quarantine/acme-hello", []byte(bigJSON), "application/json", http.StatusBadRequest},
+		{"/api/v1/admin/quarantine/:id/versions/:version", "/api/v1/admin/quarantine/acme-hello/versions/1.0.0", []byte(bigJSON), "application/json", http.StatusBadRequest},
 		{"/api/v1/auth/oidc", "/api/v1/auth/oidc", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusBadRequest},
 		{"/api/v1/tokens/revoke", "/api/v1/tokens/revoke", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusRequestEntityTooLarge},
 		// these read no body at all: a big one is left unread
@@ -280,6 +282,8 @@ func TestBodyLimits(t *testing.T) {
 		{"/api/v1/plugins/:id/unarchive", "/api/v1/plugins/acme-hello/unarchive", []byte(bigJSON), "application/json", http.StatusOK},
 		{"/api/v1/admin/reload", "/api/v1/admin/reload", []byte(bigJSON), "application/json", http.StatusNotFound},
 		{"/api/v1/admin/compat/:id/versions/:version/clear", "/api/v1/admin/compat/acme-hello/versions/1.0.0/clear", []byte(bigJSON), "application/json", http.StatusOK},
+		{"/api/v1/admin/quarantine/:id/release", "/api/v1/admin/quarantine/acme-hello/release", []byte(bigJSON), "application/json", http.StatusOK},
+		{"/api/v1/admin/quarantine/:id/versions/:version/release", "/api/v1/admin/quarantine/acme-hello/versions/1.0.0/release", []byte(bigJSON), "application/json", http.StatusOK},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
