@@ -181,9 +181,10 @@ func readReportKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// Reports lists reports for an admin, newest first.
-func (s *Service) Reports(ctx context.Context, q store.ReportQuery) ([]store.Report, error) {
-	rs, err := s.store.Reports(ctx, q)
+// Reports lists reports for an admin, newest first: only the open ones when openOnly, only
+// packageID's when it is not empty, at most limit (0 for the store's ceiling, 500).
+func (s *Service) Reports(ctx context.Context, openOnly bool, packageID string, limit int) ([]store.Report, error) {
+	rs, err := s.store.Reports(ctx, store.ReportQuery{OpenOnly: openOnly, PackageID: packageID, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: reports: %w", err)
 	}

@@ -68,7 +68,7 @@ func TestSubmitReportRefusals(t *testing.T) {
 			}
 		})
 	}
-	rs, err := s.Reports(context.Background(), store.ReportQuery{})
+	rs, err := s.Reports(context.Background(), false, "", 0)
 	if err != nil || len(rs) != 0 {
 		t.Errorf("refused reports were stored: %+v, %v", rs, err)
 	}

@@ -276,6 +276,9 @@ func TestBodyLimits(t *testing.T) {
 		{"/api/v1/admin/quarantine/:id/versions/:version", "/api/v1/admin/quarantine/acme-hello/versions/1.0.0", []byte(bigJSON), "application/json", http.StatusBadRequest},
 		{"/api/v1/auth/oidc", "/api/v1/auth/oidc", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusBadRequest},
 		{"/api/v1/tokens/revoke", "/api/v1/tokens/revoke", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusRequestEntityTooLarge},
+		{"/api/v1/plugins/:id/reports", "/api/v1/plugins/acme-hello/reports", []byte(bigJSON), "application/json", http.StatusRequestEntityTooLarge},
+		{"/plugins/:id/report", "/plugins/acme-hello/report", []byte("kind=broken&reason=" + strings.Repeat("a", 200<<10)), "application/x-www-form-urlencoded", http.StatusRequestEntityTooLarge},
+		{"/api/v1/admin/reports/:report/resolve", "/api/v1/admin/reports/1/resolve", []byte(bigJSON), "application/json", http.StatusBadRequest},
 		// these read no body at all: a big one is left unread
 		{"/api/v1/plugins/:id/versions/:version/unyank", "/api/v1/plugins/acme-hello/versions/1.0.0/unyank", []byte(bigJSON), "application/json", http.StatusOK},
 		{"/api/v1/plugins/:id/archive", "/api/v1/plugins/acme-hello/archive", []byte(bigJSON), "application/json", http.StatusOK},

@@ -12,7 +12,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pluginyard/registry/ingest"
-	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/web"
 )
 
@@ -185,8 +184,7 @@ func (s *Server) reportSection(c echo.Context, id string, versions []web.Version
 // reports newest first, reporter hashes included (equal hashes are one address).
 func (s *Server) handleReportList(c echo.Context) error {
 	limit, _ := strconv.Atoi(c.QueryParam("limit"))
-	q := store.ReportQuery{OpenOnly: c.QueryParam("open") == "true", PackageID: c.QueryParam("package"), Limit: limit}
-	rs, err := s.svc.Reports(c.Request().Context(), q)
+	rs, err := s.svc.Reports(c.Request().Context(), c.QueryParam("open") == "true", c.QueryParam("package"), limit)
 	if err != nil {
 		return err
 	}
