@@ -291,3 +291,46 @@ func TestQuarantineRefusesPublishAtBothChecks(t *testing.T) {
 		t.Errorf("acme-hello has %d releases, want the 2 from before the quarantine", len(rels))
 	}
 }
+
+// TestQuarantineLeavesTheShards: with a host limit that shards the index, a quarantined
+// package leaves every shard too, and its release puts the shards' bytes back.
+func TestQuarantineLeavesTheShards(t *testing.T) {
+	ctx := context.Background()
+	s := newQuarantineService(t)
+	for _, id := range []string{"filler-a", "filler-b", "filler-c"} {
+		publishOK(t, s, id, "1.0.0", strings.Repeat("a filler that takes room ", 8))
+	}
+	setLimit(t, s, len(s.Documents().Kandev.Body)/2, 0)
+	before := shardText(t, s)
+	if !strings.Contains(before, `"acme-hello"`) {
+		t.Fatalf("no shard holds acme-hello under the limit (mode %q):\n%s", s.Documents().Mode, before)
+	}
+	if _, err := s.Quarantine(ctx, anAdmin, "acme-hello", "", "malware"); err != nil {
+		t.Fatal(err)
+	}
+	if got := shardText(t, s); strings.Contains(got, `"acme-hello"`) {
+		t.Errorf("a shard still holds acme-hello:\n%s", got)
+	}
+	if _, err := s.ReleaseQuarantine(ctx, anAdmin, "acme-hello", ""); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, shardText(t, s)); diff != "" {
+		t.Errorf("shards after the release (-before +after):\n%s", diff)
+	}
+}
+
+// shardText is the entries of every shard document, in URL order.
+func shardText(t *testing.T, s *Service) string {
+	t.Helper()
+	ids, cats := s.Documents().ShardURLs()
+	var out strings.Builder
+	for _, u := range append(ids, cats...) {
+		name := u[strings.LastIndex(u, "/")+1:]
+		d, ok, err := s.Documents().Shard(name)
+		if err != nil || !ok {
+			t.Fatalf("shard %s: %v %v", name, ok, err)
+		}
+		out.WriteString(name + " " + entriesOf(t, d.Body) + "\n")
+	}
+	return out.String()
+}
