@@ -126,23 +126,31 @@ func stripSeparators(s string) string {
 }
 
 // asciiSkeleton is skeleton for a lowercase ASCII name: no decomposition, marks or other
-// scripts to deal with. It is the path every valid id takes.
+// scripts to deal with, and the only ASCII dash and connector are '-' and '_'. It is the
+// path every valid id takes, so it looks characters up in an array rather than a map.
 func (k *keyer) asciiSkeleton(lower string) string {
 	var b strings.Builder
 	b.Grow(len(lower) + 4)
 	for i := 0; i < len(lower); i++ {
-		c := rune(lower[i])
-		if isSeparator(c) {
-			continue
+		c := lower[i]
+		switch {
+		case c == '-' || c == '_' || c == '.':
+		case asciiConfusables[c] != "":
+			b.WriteString(asciiConfusables[c])
+		default:
+			b.WriteByte(c)
 		}
-		if m, ok := latinConfusables[c]; ok {
-			b.WriteString(m)
-			continue
-		}
-		b.WriteByte(lower[i])
 	}
 	return b.String()
 }
+
+// asciiConfusables is latinConfusables as an array indexed by byte.
+var asciiConfusables = func() (out [utf8.RuneSelf]string) {
+	for r, m := range latinConfusables {
+		out[r] = m
+	}
+	return out
+}()
 
 // skeleton is the confusable skeleton of any name (see the comment at the top).
 func (k *keyer) skeleton(name string) string {

@@ -8,16 +8,23 @@ import (
 	"github.com/pluginyard/registry/index"
 )
 
-// lookalikeBenchList is n plugin ids like a large catalogue's: a third short single words (which
-// the edit-distance index holds), the rest vendor-prefixed names of 10 to 20 characters.
+// lookalikeBenchList is n plugin ids like a large catalogue's: a third short single words
+// (which the edit-distance index holds), the rest vendor-prefixed names of 15 to 22
+// characters, and every 100th a planted look-alike of an earlier id (two neighbours
+// swapped), so that the problems grow with the list, not with its square.
 func lookalikeBenchList(n int) *index.List {
 	l := &index.List{Plugins: make([]index.Entry, n)}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for i := range n {
-		w := letters(rnd.Uint64(), 5) // a random 5-letter word
+		w := letters(rnd.Uint64(), 6) // a random 6-letter word
 		id := w
-		if i%3 != 0 {
-			id = fmt.Sprintf("vendor%d-%s-%s", i%97, w, letters(uint64(i), 3))
+		switch {
+		case i%100 == 99:
+			prev := []byte(l.Plugins[i-3-i%3].ID) // a short word: its index is a multiple of 3
+			prev[1], prev[2] = prev[2], prev[1]
+			id = string(prev)
+		case i%3 != 0:
+			id = fmt.Sprintf("vendor%d-%s-%s", i%97, w, letters(uint64(i), 4))
 		}
 		l.Plugins[i] = index.Entry{ID: id}
 	}

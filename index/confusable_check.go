@@ -111,7 +111,7 @@ type lookalikeCheck struct {
 
 func newLookalikeCheck(k *keyer, ns namespace) *lookalikeCheck {
 	c := &lookalikeCheck{ns: ns, keys: make([]nameKeys, len(ns.names)), index: make(map[string]int, len(ns.names)),
-		bySkel: make(map[string][]int, len(ns.names)), byDel: map[string][]int{}, seen: make([]int, len(ns.names))}
+		bySkel: make(map[string][]int, len(ns.names)), byDel: make(map[string][]int, 4*len(ns.names)), seen: make([]int, len(ns.names))}
 	for i, n := range ns.names {
 		c.keys[i] = k.keys(n)
 		if _, dup := c.index[n]; !dup {

@@ -103,7 +103,7 @@ func TestLookalikeUnicode(t *testing.T) {
 		{"Cyrillic e", "acme-hello", "acme-h\u0435llo", "look-alike characters"},
 		{"Cyrillic a o p c", "acme-ops-panel", "\u0430\u0441me-\u043e\u0440s-panel", "look-alike characters"},
 		{"Greek capitals", "acme-tool-box", "\u0391C\u039c\u0395-tool-box", "look-alike characters"}, // Α, Μ, Ε: not A, M, E
-		{"Greek capital eta with tonos", "acme-hub", "acme-\u0389ub", "look-alike characters"}, // Ή: decomposed before folding, to Η
+		{"Greek capital eta with tonos", "acme-hub", "acme-\u0389ub", "look-alike characters"},       // Ή: decomposed before folding, to Η
 		{"Greek omicron", "acme-monitor", "acme-m\u03bfnitor", "look-alike characters"},
 		{"fullwidth", "acme-board", "\uff41\uff43\uff4d\uff45-board", "look-alike characters"},
 		{"accent", "acme-resume", "acme-r\u00e9sum\u00e9", "look-alike characters"},
