@@ -133,6 +133,9 @@ func (s *Service) writeSnapshot(ctx context.Context, root string) ([]exportFile,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if _, q := s.QuarantineOf(r.PackageID, r.Version); q {
+			continue // quarantine.go: a mirror must not serve what the registry answers 410 for
+		}
 		fid := FileID(r.PackageID)
 		blobs := []exportFile{{rel: filepath.Join("packages", fid, fmt.Sprintf("%s-%s.tar.gz", fid, r.Version)), sha: r.SHA256}}
 		if r.IconSHA256 != "" {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -333,4 +335,25 @@ func shardText(t *testing.T, s *Service) string {
 		out.WriteString(name + " " + entriesOf(t, d.Body) + "\n")
 	}
 	return out.String()
+}
+
+// TestQuarantineLeavesTheExport: a static export (registry export) holds no package file
+// of a quarantined release, while the package document tells the mirror why.
+func TestQuarantineLeavesTheExport(t *testing.T) {
+	ctx := context.Background()
+	s := newQuarantineService(t)
+	if _, err := s.Quarantine(ctx, anAdmin, "acme-hello", "1.1.0", "steals tokens"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "mirror")
+	if err := s.Export(ctx, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	pkgs := filepath.Join(out, "packages", "acme-hello")
+	if _, err := os.Stat(filepath.Join(pkgs, "acme-hello-1.1.0.tar.gz")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the export holds the quarantined acme-hello 1.1.0 (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(pkgs, "acme-hello-1.0.0.tar.gz")); err != nil {
+		t.Errorf("the export lacks acme-hello 1.0.0: %v", err)
+	}
 }
