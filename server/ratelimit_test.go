@@ -279,6 +279,7 @@ func TestBodyLimits(t *testing.T) {
 		{"/api/v1/plugins/:id/reports", "/api/v1/plugins/acme-hello/reports", []byte(bigJSON), "application/json", http.StatusRequestEntityTooLarge},
 		{"/plugins/:id/report", "/plugins/acme-hello/report", []byte("kind=broken&reason=" + strings.Repeat("a", 200<<10)), "application/x-www-form-urlencoded", http.StatusRequestEntityTooLarge},
 		{"/api/v1/admin/reports/:report/resolve", "/api/v1/admin/reports/1/resolve", []byte(bigJSON), "application/json", http.StatusBadRequest},
+		{"/api/v1/admin/blocklist", "/api/v1/admin/blocklist", []byte(`{"sha256": "` + strings.Repeat("a", 64) + `", "reason": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusBadRequest},
 		// these read no body at all: a big one is left unread
 		{"/api/v1/plugins/:id/versions/:version/unyank", "/api/v1/plugins/acme-hello/versions/1.0.0/unyank", []byte(bigJSON), "application/json", http.StatusOK},
 		{"/api/v1/plugins/:id/archive", "/api/v1/plugins/acme-hello/archive", []byte(bigJSON), "application/json", http.StatusOK},
@@ -287,6 +288,7 @@ func TestBodyLimits(t *testing.T) {
 		{"/api/v1/admin/compat/:id/versions/:version/clear", "/api/v1/admin/compat/acme-hello/versions/1.0.0/clear", []byte(bigJSON), "application/json", http.StatusOK},
 		{"/api/v1/admin/quarantine/:id/release", "/api/v1/admin/quarantine/acme-hello/release", []byte(bigJSON), "application/json", http.StatusOK},
 		{"/api/v1/admin/quarantine/:id/versions/:version/release", "/api/v1/admin/quarantine/acme-hello/versions/1.0.0/release", []byte(bigJSON), "application/json", http.StatusOK},
+		{"/api/v1/admin/blocklist/:digest/remove", "/api/v1/admin/blocklist/" + strings.Repeat("a", 64) + "/remove", []byte(bigJSON), "application/json", http.StatusNotFound},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
