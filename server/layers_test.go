@@ -26,6 +26,7 @@ var storeNamesAllowed = map[string]bool{
 	"Release": true, "Package": true, "Curation": true, "AuditEntry": true, "SyncState": true,
 	"SearchQuery": true, "SearchResult": true, "SearchCap": true, "DayCount": true, "DayOf": true,
 	"BlobUse": true, "ErrNotFound": true, "ErrBlobMissing": true, "ErrBlobCorrupt": true,
+	"WebhookDelivery": true, "WebhookDeliveryQuery": true,
 }
 
 // TestHandlersUseNoConcreteStore keeps the server on its Metadata interface and the

@@ -44,4 +44,6 @@ type Metadata interface {
 	AuditLog(ctx context.Context, limit int, before int64) ([]store.AuditEntry, error)
 	// SyncStatus is pull sync's state as recorded, when this process does not poll.
 	SyncStatus
+	// WebhookLog is the webhook delivery log (GET /api/v1/admin/webhooks/deliveries).
+	WebhookLog
 }

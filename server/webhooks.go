@@ -32,12 +32,8 @@ type apiWebhookDeliveries struct {
 // (admin): the delivery log, newest first: each event's delivery to each endpoint, its
 // state (pending, delivered, dead), attempts, next attempt and last status and error.
 func (s *Server) handleWebhookDeliveries(c echo.Context) error {
-	wl, ok := s.md.(WebhookLog)
-	if !ok {
-		return errf(http.StatusNotFound, "this metadata store keeps no webhook deliveries")
-	}
 	q := store.WebhookDeliveryQuery{Endpoint: c.QueryParam("endpoint"), State: c.QueryParam("state"), Limit: 100}
-	if q.State != "" && !slices.Contains([]string{store.WebhookPending, store.WebhookDelivered, store.WebhookDead}, q.State) {
+	if q.State != "" && !slices.Contains([]string{"pending", "delivered", "dead"}, q.State) {
 		return errf(http.StatusBadRequest, "state must be pending, delivered or dead, or left out for all")
 	}
 	if v := c.QueryParam("limit"); v != "" {
@@ -54,7 +50,7 @@ func (s *Server) handleWebhookDeliveries(c echo.Context) error {
 		}
 		q.Before = n
 	}
-	ds, err := wl.WebhookDeliveries(c.Request().Context(), q)
+	ds, err := s.md.WebhookDeliveries(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
