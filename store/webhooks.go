@@ -60,7 +60,8 @@ const maxWebhookError = 1024
 
 // SetWebhookEndpoints makes the registered endpoints exactly names: a new one starts after
 // the last event recorded so far (it is not sent the history), one no longer named is
-// forgotten and its pending deliveries die. With no names, no events are recorded at all.
+// forgotten and its pending deliveries die; each change is audited. With no names, no
+// events are recorded at all.
 func (s *Store) SetWebhookEndpoints(ctx context.Context, names []string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		known, err := registeredEndpoints(ctx, tx)
@@ -76,6 +77,9 @@ func (s *Store) SetWebhookEndpoints(ctx context.Context, names []string) error {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (name, since_event, added_at)
 				VALUES (?, (SELECT coalesce(max(id), 0) FROM webhook_events), ?)`, n, s.stamp()); err != nil {
 				return fmt.Errorf("store: register webhook endpoint %s: %w", n, err)
+			}
+			if err := s.insertAudit(ctx, tx, AuditEntry{Actor: webhookActor, Action: "webhook add", Target: n}); err != nil {
+				return err
 			}
 		}
 		for n := range known {
@@ -97,8 +101,11 @@ func (s *Store) forgetEndpoint(ctx context.Context, tx *sql.Tx, name string) err
 	if _, err := tx.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE name = ?", name); err != nil {
 		return fmt.Errorf("store: forget webhook endpoint %s: %w", name, err)
 	}
-	return nil
+	return s.insertAudit(ctx, tx, AuditEntry{Actor: webhookActor, Action: "webhook remove", Target: name})
 }
+
+// webhookActor audits the endpoint changes read from the webhooks file at start.
+const webhookActor = "webhooks.yaml"
 
 // registeredEndpoints maps each registered endpoint to its since_event.
 func registeredEndpoints(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {

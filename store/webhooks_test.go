@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,6 +220,19 @@ func TestWebhookEndpointsAddedAndRemoved(t *testing.T) {
 	dead, err := s.WebhookDeliveries(ctx, store.WebhookDeliveryQuery{Endpoint: "old", Limit: 10})
 	if err != nil || len(dead) != 3 || dead[0].State != store.WebhookDead {
 		t.Fatalf("old's deliveries = %+v, %v; want 3 dead", dead, err)
+	}
+	entries, err := s.AuditLog(ctx, 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Action, "webhook") {
+			changes = append(changes, e.Action+" "+e.Target)
+		}
+	}
+	if diff := cmp.Diff([]string{"webhook remove old", "webhook add new", "webhook add old"}, changes); diff != "" {
+		t.Fatalf("audited endpoint changes, newest first (-want +got):\n%s", diff)
 	}
 }
 
