@@ -55,6 +55,7 @@ type archive struct {
 	problems *problem.Capped
 	fatal    bool // reading stopped early; the file list is incomplete
 	buf      []byte
+	scan     scanner // the content scanner, reset for each file (scan_stream.go)
 }
 
 // readArchive streams r once under lim. It returns an error only for I/O or ctx failures.

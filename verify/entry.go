@@ -274,7 +274,7 @@ func (a *archive) readFile(tr *tar.Reader, claimed int64, name, file string) boo
 
 // sink prepares the writer for one file, deciding what of it to keep.
 func (a *archive) sink(name string, claimed int64) *fileSink {
-	w := &fileSink{h: sha256.New(), name: name, scan: newScanner()}
+	w := &fileSink{h: sha256.New(), name: name, scan: a.scan.reset()}
 	switch name {
 	case manifestName, extensionName, npmPrefix + extensionName:
 		w.limit = a.lim.MaxManifestSize

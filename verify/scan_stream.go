@@ -32,6 +32,13 @@ type scanner struct {
 
 func newScanner() *scanner { return &scanner{} }
 
+// reset readies s for the next file, keeping its buffers' memory: one scanner serves a
+// whole archive. The previous file's findings must have been reported.
+func (s *scanner) reset() *scanner {
+	*s = scanner{pending: s.pending[:0], buf: s.buf[:0]}
+	return s
+}
+
 // write takes the next bytes of the file.
 func (s *scanner) write(p []byte) {
 	switch {
@@ -60,7 +67,6 @@ func (s *scanner) close() []finding {
 func (s *scanner) decide() {
 	s.decided = true
 	data := s.pending
-	s.pending = nil
 	if bytes.IndexByte(data[:min(len(data), headSize)], 0) >= 0 {
 		s.binary = true
 		return
