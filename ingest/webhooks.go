@@ -58,8 +58,6 @@ type WebhookOptions struct {
 	Retention time.Duration
 	// Parallel bounds the deliveries in flight at once (default 8).
 	Parallel int
-	// Transport replaces the guarded transport (tests only: it bypasses the address guard).
-	Transport http.RoundTripper
 }
 
 // Webhooks delivers the outbox's events to the configured endpoints: at least once, each

@@ -21,9 +21,6 @@ var ErrWebhookDestination = errors.New("webhooks.destination")
 // no redirects (a receiver cannot send the signed event elsewhere), and a timeout on every
 // step.
 func (w *Webhooks) client(allowPrivate bool) *http.Client {
-	if w.opt.Transport != nil {
-		return &http.Client{Transport: w.opt.Transport, CheckRedirect: noRedirects}
-	}
 	d := &net.Dialer{Timeout: 5 * time.Second}
 	if !allowPrivate {
 		d.Control = guardDestination
