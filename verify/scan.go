@@ -19,8 +19,11 @@ package verify
 // npm_, pypi-AgEIcHlwaS5vcmc, AKIA, xoxb-, ...). Their patterns below follow gitleaks'
 // rules of the same formats (rule ids in the comments, gitleaks.toml v8.30.1) and its
 // technique: a literal keyword finds a candidate, an anchored regular expression confirms
-// it, and a Shannon-entropy floor turns placeholders (ghp_xxxx…) away. The rule ids are
-// the registry's own (scan.*), so a later switch to a library changes no author-facing id.
+// it, and a Shannon-entropy floor turns placeholders (ghp_xxxx…) away; this registry's own
+// tokens are confirmed by their checksum (package token). The rule ids are the registry's
+// own (scan.*), so a later switch to a library changes no author-facing id. Cost, measured
+// by BenchmarkScanner: about 2.5 ms of CPU per MiB of text, 6 ms per MiB of text made of
+// near misses, linear in the size; binary files are not scanned (docs/scanning.md).
 //
 // Documented example keys pass: AWS publishes AKIAIOSFODNN7EXAMPLE and
 // wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY for its docs, and a README quoting them leaks
