@@ -153,14 +153,19 @@ func (w *Webhooks) loop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	lastPrune := time.Time{}
 	for {
-		if _, err := w.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("webhooks: delivery pass failed; retrying", "err", err)
+		_, err := w.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.log.Error("webhooks: delivery pass failed; retrying", "err", err, "retry_in", w.opt.Poll.String())
 		}
 		if now := w.opt.Now(); now.Sub(lastPrune) > time.Hour {
 			lastPrune = now
 			w.prune(ctx, now)
 		}
-		t := time.NewTimer(w.wait(ctx))
+		wait := w.opt.Poll // after a failed pass (the store), not at once again
+		if err == nil {
+			wait = w.wait(ctx)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
