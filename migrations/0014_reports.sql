@@ -20,6 +20,9 @@ CREATE TABLE reports (
     CHECK ((resolved_at IS NULL) = (action IS NULL)),
     CHECK ((resolved_at IS NULL) = (resolved_by IS NULL))
 ) STRICT;
--- The admin queue (open reports first) and a package page's resolved reports.
+-- The admin queue (open reports first) and one package's reports. A package page reads
+-- only the reports that led to an action, through their own partial index: a flood of
+-- open reports against one package costs its page views nothing.
 CREATE INDEX reports_open ON reports (resolved_at, id);
 CREATE INDEX reports_package ON reports (package_id, id);
+CREATE INDEX reports_actioned ON reports (package_id, id) WHERE resolved_at IS NOT NULL AND action <> 'none';
