@@ -26,3 +26,5 @@ CREATE TABLE reports (
 CREATE INDEX reports_open ON reports (resolved_at, id);
 CREATE INDEX reports_package ON reports (package_id, id);
 CREATE INDEX reports_actioned ON reports (package_id, id) WHERE resolved_at IS NOT NULL AND action <> 'none';
+-- The one-open-report-per-reporter check reads only that reporter's reports.
+CREATE INDEX reports_reporter ON reports (reporter_hash, package_id);
