@@ -11,15 +11,17 @@ import (
 )
 
 // handleArchive is POST /api/v1/plugins/{id}/archive (an owner's publisher token, or
-// admin): the package expects no more releases. It stays installable and listed, after
+// admin; an extension's id escaped): the package expects no more releases. It stays installable and listed, after
 // the active packages, and refuses publishes (publish.archived) until it is unarchived.
 func (s *Server) handleArchive(c echo.Context) error { return s.archive(c, true) }
 
 // handleUnarchive is POST /api/v1/plugins/{id}/unarchive (an owner, or admin).
 func (s *Server) handleUnarchive(c echo.Context) error { return s.archive(c, false) }
 
+// archive addresses an extension @scope/name by its escaped id (%40scope%2Fname), as the
+// quarantine API does.
 func (s *Server) archive(c echo.Context, archived bool) error {
-	res, err := s.svc.Archive(c.Request().Context(), actorOf(c), c.Param("id"), archived)
+	res, err := s.svc.Archive(c.Request().Context(), actorOf(c), pathParam(c, "id"), archived)
 	if err != nil {
 		return err
 	}

@@ -211,7 +211,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 	if p.Verification.RegistryLog, err = s.logEntryOf(c, it.ID, it.Latest.Version); err != nil {
 		return err
 	}
-	if p.Reports, err = s.reportSection(c, it.ID, p.Versions); err != nil {
+	if p.Reports, err = s.reportSection(c, it.ID, packagePageURL(it.ID), p.Versions); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.Plugin(p))
@@ -239,7 +239,7 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 	m := it.Extension
 	p := web.ExtensionPage{Meta: s.meta(it.Name(), it.Description(), "/extensions/"+it.ID), Card: s.cardOf(it),
 		TriggerTypes: m.TriggerTypes, Runtime: m.Runtime, ProtocolVersion: m.ProtocolVersion, LaunchCommand: launchCommand(m.Launch.Type, m.Launch.Package, m.Launch.Version, m.Launch.Command, m.Launch.Args),
-		Versions: s.versionRows(rels, it.Latest), Deprecated: deprecationOf(it),
+		Versions: s.versionRows(rels, it.Latest), Deprecated: deprecationOf(it), Archived: archivedOf(it),
 		Install:      web.NewInstall(s.cfg.PublicURL+"/curupira/index.json", s.svc.PackageURL(it.ID, it.Latest.Version), it.Latest.SHA256),
 		Verification: verificationOf(it), RepoURL: it.RepoURL(), License: m.License,
 		UpdatedAt: it.UpdatedAt.Format("2006-01-02"), Warnings: warningsOf(it)}
@@ -256,6 +256,9 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 		return err
 	}
 	if p.Verification.RegistryLog, err = s.logEntryOf(c, it.ID, it.Latest.Version); err != nil {
+		return err
+	}
+	if p.Reports, err = s.reportSection(c, it.ID, extensionPageURL(it.ID), p.Versions); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.Extension(p))

@@ -74,7 +74,8 @@ func (s *Server) unquarantine(c echo.Context, version string) error {
 }
 
 // quarantinedPage is the item of a package quarantine keeps out of the catalog, for its
-// page (which stays, with the reason); ok false when id is not such a package.
+// page (which stays, with the reason); ok false when id is not such a package. It has no
+// icon: /icons serves only the icons of listed releases, so its URL would be a 404.
 func (s *Server) quarantinedPage(c echo.Context, id string) (*ingest.Item, bool, error) {
 	it, err := s.svc.QuarantinedItem(c.Request().Context(), id)
 	if errors.Is(err, ingest.ErrNotFound) {
@@ -83,6 +84,7 @@ func (s *Server) quarantinedPage(c echo.Context, id string) (*ingest.Item, bool,
 	if err != nil {
 		return nil, false, err
 	}
+	it.IconURL = ""
 	return it, true, nil
 }
 

@@ -277,7 +277,7 @@ func (rl *rateLimiters) classOf(c echo.Context) (string, *limiter) {
 	switch {
 	case method == http.MethodPost && (route == "/api/v1/auth/oidc" || route == "/api/v1/tokens/revoke"):
 		return classAuth, rl.auth // per address only: a bearer header buys no fresh budget
-	case method == http.MethodPost && (route == "/api/v1/plugins/:id/reports" || route == "/plugins/:id/report"):
+	case method == http.MethodPost && (route == "/api/v1/plugins/:id/reports" || route == "/plugins/:id/report" || route == "/extensions/*"):
 		return classReport, rl.report
 	case method == http.MethodPost && strings.HasPrefix(route, "/api/v1/"):
 		return classPublish, rl.publish

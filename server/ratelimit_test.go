@@ -278,6 +278,7 @@ func TestBodyLimits(t *testing.T) {
 		{"/api/v1/tokens/revoke", "/api/v1/tokens/revoke", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusRequestEntityTooLarge},
 		{"/api/v1/plugins/:id/reports", "/api/v1/plugins/acme-hello/reports", []byte(bigJSON), "application/json", http.StatusRequestEntityTooLarge},
 		{"/plugins/:id/report", "/plugins/acme-hello/report", []byte("kind=broken&reason=" + strings.Repeat("a", 200<<10)), "application/x-www-form-urlencoded", http.StatusRequestEntityTooLarge},
+		{"/extensions/*", "/extensions/%40acme%2Fext/report", []byte("kind=broken&reason=" + strings.Repeat("a", 200<<10)), "application/x-www-form-urlencoded", http.StatusRequestEntityTooLarge},
 		{"/api/v1/admin/reports/:report/resolve", "/api/v1/admin/reports/1/resolve", []byte(bigJSON), "application/json", http.StatusBadRequest},
 		{"/api/v1/admin/blocklist", "/api/v1/admin/blocklist", []byte(`{"sha256": "` + strings.Repeat("a", 64) + `", "reason": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusBadRequest},
 		// these read no body at all: a big one is left unread

@@ -53,7 +53,7 @@ func (s *Server) checkSameOrigin(c echo.Context) error {
 
 // reportInput reads the body of a report request: the form's fields, or a JSON object;
 // either is at most ingest.MaxReportBody bytes (413 report.body.size).
-func (s *Server) reportInput(c echo.Context, asJSON bool) (ingest.ReportInput, error) {
+func (s *Server) reportInput(c echo.Context, id string, asJSON bool) (ingest.ReportInput, error) {
 	req := c.Request()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, ingest.MaxReportBody)
 	decode := decodeReportForm
@@ -64,7 +64,7 @@ func (s *Server) reportInput(c echo.Context, asJSON bool) (ingest.ReportInput, e
 	if err != nil {
 		return ingest.ReportInput{}, err
 	}
-	return ingest.ReportInput{PackageID: c.Param("id"), Version: b.Version, Kind: b.Kind, Reason: b.Reason,
+	return ingest.ReportInput{PackageID: id, Version: b.Version, Kind: b.Kind, Reason: b.Reason,
 		Reporter: s.limits.clientIP(c)}, nil
 }
 
@@ -101,12 +101,13 @@ func decodeReportJSON(req *http.Request) (reportBody, error) {
 }
 
 // handleReportAPI is POST /api/v1/plugins/{id}/reports {"kind","reason","version"?}:
-// anyone may report a package; 201 with the report's id and state.
+// anyone may report a package (an extension @scope/name by its escaped id,
+// %40scope%2Fname); 201 with the report's id and state.
 func (s *Server) handleReportAPI(c echo.Context) error {
 	if err := s.checkSameOrigin(c); err != nil {
 		return err
 	}
-	in, err := s.reportInput(c, true)
+	in, err := s.reportInput(c, pathParam(c, "id"), true)
 	if err != nil {
 		return err
 	}
@@ -118,35 +119,55 @@ func (s *Server) handleReportAPI(c echo.Context) error {
 		CreatedAt: r.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), State: "open"})
 }
 
-// handleReportForm is POST /plugins/{id}/report: the package page's form. It answers with
-// a confirmation page, or a page naming each problem and its rule id.
+// handleReportForm is POST /plugins/{id}/report: a plugin's or canvas's page's form.
 func (s *Server) handleReportForm(c echo.Context) error {
-	if err := s.checkSameOrigin(c); err != nil {
-		return s.reportRefused(c, err)
+	return s.reportForm(c, pathParam(c, "id"), false)
+}
+
+// handleExtensionReportForm is POST /extensions/{name}/report: an extension's page's form
+// (the name may hold a slash, escaped or not, as on GET /extensions/{name}).
+func (s *Server) handleExtensionReportForm(c echo.Context) error {
+	name, ok := strings.CutSuffix(c.Param("*"), "/report")
+	if !ok {
+		return errf(http.StatusNotFound, "page not found: an extension's report form posts to /extensions/{name}/report")
 	}
-	in, err := s.reportInput(c, false)
+	id, err := url.PathUnescape(name)
 	if err != nil {
-		return s.reportRefused(c, err)
+		return errf(http.StatusNotFound, "no extension named "+strconv.Quote(name)+" is listed here")
+	}
+	return s.reportForm(c, id, true)
+}
+
+// reportForm files the report a package page's form sent for id (from an extension's page
+// when extension is true). It answers with a confirmation page, or a page naming each
+// problem and its rule id.
+func (s *Server) reportForm(c echo.Context, id string, extension bool) error {
+	if err := s.checkSameOrigin(c); err != nil {
+		return s.reportRefused(c, id, extension, err)
+	}
+	in, err := s.reportInput(c, id, false)
+	if err != nil {
+		return s.reportRefused(c, id, extension, err)
 	}
 	r, err := s.svc.SubmitReport(c.Request().Context(), in)
 	if err != nil {
-		return s.reportRefused(c, err)
+		return s.reportRefused(c, id, extension, err)
 	}
-	p := web.ReportResultPage{Meta: s.meta("Report filed", "", ""), PackageID: r.PackageID, PackageURL: packagePageURL(r.PackageID),
+	p := web.ReportResultPage{Meta: s.meta("Report filed", "", ""), PackageID: r.PackageID, PackageURL: pageURLOf(r.PackageID, extension),
 		Filed: true, ReportID: r.ID, Kind: r.Kind, FiledOn: r.CreatedAt.Format("2006-01-02")}
 	return render(c, http.StatusOK, web.ReportResult(p))
 }
 
 // reportRefused renders a refusal of the form as a page with its problems; other errors
 // go to the error handler.
-func (s *Server) reportRefused(c echo.Context, err error) error {
+func (s *Server) reportRefused(c echo.Context, id string, extension bool, err error) error {
 	var rf *ingest.Refusal
 	if !errors.As(err, &rf) {
 		return err
 	}
 	p := web.ReportResultPage{Meta: s.meta("Report not filed", "", "")}
-	if s.listedPage(c.Param("id")) {
-		p.PackageID, p.PackageURL = c.Param("id"), packagePageURL(c.Param("id"))
+	if s.listedPage(id, extension) {
+		p.PackageID, p.PackageURL = id, pageURLOf(id, extension)
 	}
 	for _, pr := range rf.Problems {
 		p.Problems = append(p.Problems, web.ReportProblem{Rule: pr.Rule, Message: pr.Message})
@@ -154,22 +175,33 @@ func (s *Server) reportRefused(c echo.Context, err error) error {
 	return render(c, statusOf(err), web.ReportResult(p))
 }
 
-// listedPage reports whether id has a page here (so a refusal may link back to it).
-func (s *Server) listedPage(id string) bool {
+// listedPage reports whether id has a page here of that kind (an extension's, or a plugin's
+// or canvas's), so a refusal may link back to it.
+func (s *Server) listedPage(id string, extension bool) bool {
 	it, ok := s.svc.Catalog().Item(id)
-	return ok && it.Kind != "extension"
+	return ok && (it.Kind == "extension") == extension
+}
+
+// pageURLOf is the path of id's page: /extensions/{name} or /plugins/{id}.
+func pageURLOf(id string, extension bool) string {
+	if extension {
+		return extensionPageURL(id)
+	}
+	return packagePageURL(id)
 }
 
 func packagePageURL(id string) string { return "/plugins/" + url.PathEscape(id) }
 
-// reportSection is the page's report form and the resolutions of id's reports that led to
-// an action.
-func (s *Server) reportSection(c echo.Context, id string, versions []web.VersionRow) (web.ReportSection, error) {
+func extensionPageURL(id string) string { return "/extensions/" + url.PathEscape(id) }
+
+// reportSection is the page's report form, posting to page+"/report", and the resolutions
+// of id's reports that led to an action.
+func (s *Server) reportSection(c echo.Context, id, page string, versions []web.VersionRow) (web.ReportSection, error) {
 	rs, err := s.svc.ActionedReports(c.Request().Context(), id)
 	if err != nil {
 		return web.ReportSection{}, err
 	}
-	sec := web.ReportSection{FormURL: packagePageURL(id) + "/report", MaxReason: ingest.MaxReportReason}
+	sec := web.ReportSection{FormURL: page + "/report", MaxReason: ingest.MaxReportReason}
 	for _, v := range versions {
 		sec.Versions = append(sec.Versions, v.Version)
 	}

@@ -86,6 +86,7 @@ func (s *Server) routes() {
 	getHead(e, "/plugins/:id", s.handlePluginPage)
 	e.POST("/plugins/:id/report", s.handleReportForm)
 	getHead(e, "/extensions/*", s.handleExtensionPage)
+	e.POST("/extensions/*", s.handleExtensionReportForm) // only /extensions/{name}/report
 	getHead(e, "/publishers/:name", s.handlePublisherPage)
 	getHead(e, "/categories/:name", s.handleCategoryPage)
 	getHead(e, "/docs", s.handleDocs)

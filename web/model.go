@@ -249,6 +249,8 @@ type ExtensionPage struct {
 	Downloads       DownloadChart
 	Repo            RepoStats
 	Quarantined     []QuarantineNotice // the quarantines in force (quarantine.go)
+	Archived        *Archived          // nil while active (archived.go)
+	Reports         ReportSection      // resolved reports that led to an action, and the report form
 }
 
 // PublisherPage lists everything one publisher maintains, at /publishers/{name}.

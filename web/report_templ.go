@@ -14,7 +14,7 @@ import "strconv"
 // ReportSection is what a package page shows of reports: the resolutions that led to an
 // action, and the form to file a new report.
 type ReportSection struct {
-	// FormURL is where the form posts (/plugins/{id}/report).
+	// FormURL is where the form posts (/plugins/{id}/report, /extensions/{name}/report).
 	FormURL string
 	// Versions are the versions a report may name, newest first ("" is the whole package).
 	Versions []string
