@@ -316,6 +316,11 @@ func (s *Service) writeSearchSum(sum rowSum) {
 }
 
 // searchRowSum digests one search row, every field, each length-prefixed.
+// searchRowVersion is hashed into every row digest: changing it (when what the store
+// derives from a row changes, as its exact-match keys did) makes the next start rewrite the
+// search table.
+const searchRowVersion = "keys: every letter lower-cased"
+
 func searchRowSum(d store.SearchDoc) rowSum {
 	h := sha256.New()
 	field := func(v string) {
@@ -324,6 +329,7 @@ func searchRowSum(d store.SearchDoc) rowSum {
 		h.Write(n[:])
 		h.Write([]byte(v))
 	}
+	field(searchRowVersion)
 	field(d.ID)
 	field(d.Name)
 	field(d.Description)

@@ -183,7 +183,7 @@ func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids 
 			d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
 			return fmt.Errorf("store: search insert %s: %w", d.ID, err)
 		}
-		if _, err := keys.ExecContext(ctx, asciiLower(d.ID), rowids[i], asciiLower(d.Name), rowids[i]); err != nil {
+		if _, err := keys.ExecContext(ctx, exactKey(d.ID), rowids[i], exactKey(d.Name), rowids[i]); err != nil {
 			return fmt.Errorf("store: search keys insert %s: %w", d.ID, err)
 		}
 	}
@@ -394,6 +394,10 @@ func asciiLower(s string) string {
 	}, s)
 }
 
+// exactKey is what an exact match compares: the text lower-cased, every letter (a search
+// for "übersicht" finds the display name "Übersicht"), not only ASCII as SQLite's lower().
+func exactKey(s string) string { return strings.ToLower(s) }
+
 // exactRows are the matches of q whose id or name is the text (lower-cased), found
 // through search_keys (a lookup, however many ids or names start with the text) and
 // each checked against q (text, kind, category) through its rowid.
@@ -402,7 +406,7 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 	if len(words) == 0 {
 		return nil, nil
 	}
-	rowids, err := s.exactRowids(ctx, asciiLower(strings.TrimSpace(q.Q)))
+	rowids, err := s.exactRowids(ctx, exactKey(strings.TrimSpace(q.Q)))
 	if err != nil {
 		return nil, err
 	}
@@ -410,7 +414,7 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 	if len(rowids) == 1 {
 		cols = searchRowCols("name") // one exact match needs no score to be ordered (bm25 reads every match of each word)
 	}
-	exact := asciiLower(strings.TrimSpace(q.Q))
+	exact := exactKey(strings.TrimSpace(q.Q))
 	var out []searchRow
 	for _, rowid := range rowids {
 		cond, args := textWhere(q)
@@ -423,7 +427,7 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 			return nil, err
 		}
 		for _, r := range rows {
-			if asciiLower(r.id) == exact || asciiLower(r.name) == exact { // the key is the row's, not a stale one
+			if exactKey(r.id) == exact || exactKey(r.name) == exact { // the key is the row's, not a stale one
 				out = append(out, r)
 			}
 		}

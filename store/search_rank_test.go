@@ -38,3 +38,25 @@ func TestSearchRanksExactMatchesFirst(t *testing.T) {
 		}
 	}
 }
+
+// An exact match is found whatever the case of a non-ASCII name or id: a search for
+// "übersicht" ranks the display name "Übersicht" first, and "CAFÉ" the id "café".
+func TestExactMatchFoldsEveryLetter(t *testing.T) {
+	s := MustOpen(t)
+	ctx := context.Background()
+	docs := []store.SearchDoc{
+		{ID: "zz-overview", Name: "Übersicht", Description: "an overview", Kind: "plugin", Downloads: 1},
+		{ID: "aa-other", Name: "Other", Description: "übersicht übersicht übersicht", Kind: "plugin", Downloads: 100},
+		{ID: "café", Name: "Coffee", Description: "café café", Kind: "plugin", Downloads: 1},
+		{ID: "bb-more", Name: "More", Description: "café café café", Kind: "plugin", Downloads: 100},
+	}
+	if err := s.ReplaceSearch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{"übersicht": "zz-overview", "ÜBERSICHT": "zz-overview", "CAFÉ": "café"} {
+		ids, _, err := s.Search(ctx, store.SearchQuery{Q: q, Sort: "downloads", Limit: 10})
+		if err != nil || len(ids) == 0 || ids[0] != want {
+			t.Errorf("Search(%q) = %v (%v), want %s first (exact match)", q, ids, err, want)
+		}
+	}
+}
