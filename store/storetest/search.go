@@ -17,9 +17,9 @@ func mustReplaceSearch(tb testing.TB, b Backend, docs []store.SearchDoc) {
 	}
 }
 
-// testSearchExactFirst: a package whose id or display name equals the text (in any case)
-// comes first, whatever the relevance score or the chosen sort says of the others, and
-// only when it passes the kind filter.
+// testSearchExactFirst: a package whose id or display name equals the text (in any case,
+// non-ASCII letters included) comes first, whatever the relevance score or the chosen sort
+// says of the others, and only when it passes the kind filter.
 func testSearchExactFirst(t *testing.T, b Backend) {
 	ctx := context.Background()
 	now := time.Now()
@@ -29,6 +29,8 @@ func testSearchExactFirst(t *testing.T, b Backend) {
 		{ID: "zzz-notes", Name: "Team Notes", Description: "notes notes notes", Kind: "plugin", UpdatedAt: now.Add(time.Hour), Downloads: 500},
 		{ID: "aaa-notes", Name: "Notes", Description: "a place for things you write down, rarely the word itself", Kind: "plugin", UpdatedAt: now, Downloads: 2},
 		{ID: "notes-canvas", Name: "Canvas", Description: "notes on a canvas", Kind: "canvas", UpdatedAt: now, Downloads: 3},
+		{ID: "zz-overview", Name: "Übersicht", Description: "an overview", Kind: "plugin", UpdatedAt: now, Downloads: 1},
+		{ID: "aa-other", Name: "Other", Description: "übersicht übersicht übersicht", Kind: "plugin", UpdatedAt: now, Downloads: 100},
 	})
 	for _, tt := range []struct {
 		q, sort, kind, want string
@@ -37,6 +39,7 @@ func testSearchExactFirst(t *testing.T, b Backend) {
 		{"board", "name", "", "board"}, {"BOARD", "", "", "board"}, {"notes", "", "", "aaa-notes"},
 		{"notes", "downloads", "", "aaa-notes"}, {"Notes", "recent", "", "aaa-notes"},
 		{"notes", "downloads", "canvas", "notes-canvas"}, // aaa-notes is a plugin
+		{"übersicht", "downloads", "", "zz-overview"}, {"ÜBERSICHT", "", "", "zz-overview"}, // every letter folds, not ASCII only
 	} {
 		got, _, err := b.Search(ctx, store.SearchQuery{Q: tt.q, Sort: tt.sort, Kind: tt.kind, Limit: 10})
 		if err != nil {
