@@ -38,7 +38,7 @@ func testSearchExactFirst(t *testing.T, b Backend) {
 		{"board", "", "", "board"}, {"board", "downloads", "", "board"}, {"board", "recent", "", "board"},
 		{"board", "name", "", "board"}, {"BOARD", "", "", "board"}, {"notes", "", "", "aaa-notes"},
 		{"notes", "downloads", "", "aaa-notes"}, {"Notes", "recent", "", "aaa-notes"},
-		{"notes", "downloads", "canvas", "notes-canvas"}, // aaa-notes is a plugin
+		{"notes", "downloads", "canvas", "notes-canvas"},                                    // aaa-notes is a plugin
 		{"übersicht", "downloads", "", "zz-overview"}, {"ÜBERSICHT", "", "", "zz-overview"}, // every letter folds, not ASCII only
 	} {
 		got, _, err := b.Search(ctx, store.SearchQuery{Q: tt.q, Sort: tt.sort, Kind: tt.kind, Limit: 10})
