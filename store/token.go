@@ -72,10 +72,11 @@ func (s *Store) Tokens(ctx context.Context) ([]*Token, error) {
 	return out, rows.Err()
 }
 
-// CountTokens counts the live tokens of one kind.
+// CountTokens counts the live tokens of one kind: neither revoked nor expired.
 func (s *Store) CountTokens(ctx context.Context, kind string) (int, error) {
 	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE kind = ? AND revoked_at IS NULL`, kind).Scan(&n)
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE kind = ? AND revoked_at IS NULL
+		AND (expires_at IS NULL OR expires_at >= ?)`, kind, s.stamp()).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: count tokens: %w", err)
 	}

@@ -130,6 +130,17 @@ func testTokenExpiry(t *testing.T, b Backend) {
 	if diff := cmp.Diff([]string{"admin-forever", "publisher-expired", "upload-live"}, ids); diff != "" {
 		t.Errorf("Tokens, without expired upload tokens (-want +got):\n%s", diff)
 	}
+	// Live means neither revoked nor expired: an expired admin token must not stop a start
+	// from making a new one.
+	adminExpired := &store.Token{ID: "admin-expired", Kind: "admin", ExpiresAt: &past}
+	if err := b.CreateToken(ctx, adminExpired, hash64(adminExpired.ID), okAudit); err != nil {
+		t.Fatal(err)
+	}
+	for kind, want := range map[string]int{"admin": 1, "publisher": 0, "upload": 1} {
+		if n, err := b.CountTokens(ctx, kind); err != nil || n != want {
+			t.Errorf("CountTokens(%s) = %d, %v; want %d live", kind, n, err, want)
+		}
+	}
 }
 
 // testOIDCReplay: an OIDC token id is accepted once per issuer until it expires; a replay
