@@ -330,41 +330,25 @@ func (sel *selection) set(byRank, byID []*Encoded, room int) {
 	}
 	out := make([]byte, 0, n+room) // room: the first document's fields and tail, in place
 	out = append(out, pluginsFirst...)
-	sums := make([]byte, 0, sha256.Size*len(byID)) // one chunk per entry at least
-	last, objects := 0, true
 	for i, e := range byID {
-		start := len(out)
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, e.Compact...)
-		objects = objects && len(e.Compact) > 1 && e.Compact[0] == '{' && e.Compact[len(e.Compact)-1] == '}'
-		switch {
-		case i == len(byID)-1: // hashed with what follows it, per document
-			last = start
-		case i == 0: // with the document's opening
-			sums = appendChunkSums(sums, out)
-		default:
-			sums = append(sums, e.segmentSums(out[start:])...)
-		}
 	}
-	if len(byID) == 1 || !objects { // the opening is in the last chunks; or no chunk ends between entries
-		sums, last = nil, 0
-	}
-	sel.last = last
+	sel.sums, sel.last = entrySums(out, len(pluginsFirst), byID, true) // the last entry is hashed with what follows it, per document
 	out = append(out, "],"...)
-	sel.ranked, sel.region, sel.sums, sel.fresh = byRank, out, sums, true
+	sel.ranked, sel.region, sel.fresh = byRank, out, true
 }
 
-// segmentSums are the chunk digests of seg, which is "," + e.Compact: the same wherever e
-// stands between two entries (a chunk ends before every "," that follows an entry), so
-// they are computed once per entry and kept.
-func (e *Encoded) segmentSums(seg []byte) []byte { return cachedSums(&e.sums, seg) }
-
-// fullSegmentSums is segmentSums of "," + e.Full.
-func (e *Encoded) fullSegmentSums(seg []byte) []byte { return cachedSums(&e.fullSums, seg) }
-
-func cachedSums(p *atomic.Pointer[[]byte], seg []byte) []byte {
+// segmentSums are the chunk digests of seg, which is "," + the entry's compact (or full)
+// bytes: the same wherever the entry stands between two others (a chunk ends before every
+// "," that follows an entry), so they are computed once per entry and form, and kept.
+func (e *Encoded) segmentSums(seg []byte, compact bool) []byte {
+	p := &e.fullSums
+	if compact {
+		p = &e.sums
+	}
 	if s := p.Load(); s != nil {
 		return *s
 	}
@@ -373,31 +357,32 @@ func cachedSums(p *atomic.Pointer[[]byte], seg []byte) []byte {
 	return s
 }
 
-// joinedDoc is the document assemble makes, with its Digest computed from the entries'
-// kept segment digests: only the first entry (with head) and the last (with the tail) are
-// hashed, so that a change to one entry hashes that entry, not the whole document.
-func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode string) Doc {
-	body := assemble(head, entries, compact, tail)
-	d := Doc{Body: body, Mode: mode, Listed: len(entries)}
-	if len(entries) < 3 || !objectEntries(entries, compact) { // no chunk need end between entries
-		d.Digest = Digest(body)
-		return d
+// entrySums are the chunk digests (Digest) of body, which joins entries after head bytes of
+// its own, up to where its last entry's segment starts (last): the first entry with what
+// precedes it, then each middle entry's kept segment digests, so that only the two ends of
+// a document are hashed. When no chunk need end between entries (fewer than two, or entries
+// that are not objects) sums is nil and last 0: the whole body is hashed.
+func entrySums(body []byte, head int, entries []*Encoded, compact bool) (sums []byte, last int) {
+	if len(entries) < 2 || !objectEntries(entries, compact) {
+		return nil, 0
 	}
-	sums := make([]byte, 0, sha256.Size*(len(entries)+2))
-	off := len(head) + len(entries[0].bytes(compact))
-	sums = appendChunkSums(sums, body[:off])
+	off := head + len(entries[0].bytes(compact))
+	sums = appendChunkSums(make([]byte, 0, sha256.Size*(len(entries)+1)), body[:off])
 	for _, e := range entries[1 : len(entries)-1] {
 		seg := body[off : off+1+len(e.bytes(compact))]
-		if compact {
-			sums = append(sums, e.segmentSums(seg)...)
-		} else {
-			sums = append(sums, e.fullSegmentSums(seg)...)
-		}
+		sums = append(sums, e.segmentSums(seg, compact)...)
 		off += len(seg)
 	}
-	sums = appendChunkSums(sums, body[off:])
-	d.Digest = sha256.Sum256(sums)
-	return d
+	return sums, off
+}
+
+// joinedDoc is the document assemble makes, with its Digest computed from the entries'
+// kept segment digests (entrySums): a change to one entry hashes that entry, not the whole
+// document.
+func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode string) Doc {
+	body := assemble(head, entries, compact, tail)
+	sums, last := entrySums(body, len(head), entries, compact)
+	return Doc{Body: body, Mode: mode, Listed: len(entries), Digest: sha256.Sum256(appendChunkSums(sums, body[last:]))}
 }
 
 // objectEntries reports whether every entry is a JSON object ({…}): then a chunk of Digest
