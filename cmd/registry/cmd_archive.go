@@ -77,29 +77,12 @@ type archiveAnswer struct {
 }
 
 func archiveOnline(ctx context.Context, c *cli, name, registry, id string) int {
-	if u, err := url.Parse(registry); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return c.usageError(name, "--registry %q: expected the registry's absolute http(s) base URL, e.g. https://plugins.example.com (or set REGISTRY_URL)", registry)
-	}
-	token := strings.TrimSpace(c.getenv("REGISTRY_TOKEN"))
-	if token == "" {
-		return c.usageError(name, "REGISTRY_TOKEN is empty: set it to a publisher token of one of %s's owners (registry token create) or the admin token", id)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, registry+"/api/v1/plugins/"+url.PathEscape(id)+"/"+name, nil)
-	if err != nil {
-		return c.usageError(name, "%v", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
 	var ans archiveAnswer
-	err = getJSON(&http.Client{Timeout: time.Minute}, req, name+" "+id, &ans)
-	var rf *refusedError
-	switch {
-	case errors.As(err, &rf):
-		fmt.Fprintf(c.stderr, "registry %s: %v\n", name, err)
-		printProblems(c.stderr, rf.problems)
-		return exitInvalid
-	case err != nil:
-		fmt.Fprintf(c.stderr, "registry %s: %v\n", name, err)
-		return exitUsage
+	call := registryCall{cmd: name, op: name + " " + id, registry: registry, method: http.MethodPost,
+		path:      "/api/v1/plugins/" + url.PathEscape(id) + "/" + name,
+		tokenHint: "a publisher token of one of " + id + "'s owners (registry token create) or the admin token"}
+	if code := askRegistry(ctx, c, call, &ans); code != exitOK {
+		return code
 	}
 	printArchived(c, name, ans.ID, ans.Changed, "the index shows it now")
 	return exitOK

@@ -269,34 +269,45 @@ func quarantinePath(id, version string) string {
 	return p
 }
 
-// quarantineOnline asks registry's admin API (the admin token in REGISTRY_TOKEN) and
-// decodes the answer into v: 1 when refused (its problems printed with their rules), 2 on
-// usage or network errors.
-func quarantineOnline(ctx context.Context, c *cli, name, registry, method, path string, body, v any) int {
-	if u, err := url.Parse(registry); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return c.usageError("quarantine", "--registry %q: expected the registry's absolute http(s) base URL, e.g. https://plugins.example.com (or set REGISTRY_URL)", registry)
+// registryCall is one request of a --registry command to a running registry's API, sent
+// with the token in REGISTRY_TOKEN.
+type registryCall struct {
+	cmd       string // the command, in usage errors
+	op        string // the request, in its errors ("quarantine set", "archive acme-hello")
+	tokenHint string // which token REGISTRY_TOKEN must hold, when it is empty
+	registry  string // base URL, without a trailing "/"
+	method    string
+	path      string
+	body      any // JSON-encoded when not nil
+}
+
+// askRegistry sends call and decodes the registry's 200 answer into v: 1 when refused (its
+// problems printed with their rules), 2 on usage or network errors.
+func askRegistry(ctx context.Context, c *cli, call registryCall, v any) int {
+	if u, err := url.Parse(call.registry); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c.usageError(call.cmd, "--registry %q: expected the registry's absolute http(s) base URL, e.g. https://plugins.example.com (or set REGISTRY_URL)", call.registry)
 	}
 	token := strings.TrimSpace(c.getenv("REGISTRY_TOKEN"))
 	if token == "" {
-		return c.usageError("quarantine", "REGISTRY_TOKEN is empty: set it to the registry's admin token (only admins quarantine)")
+		return c.usageError(call.cmd, "REGISTRY_TOKEN is empty: set it to %s", call.tokenHint)
 	}
 	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	if call.body != nil {
+		b, err := json.Marshal(call.body)
 		if err != nil {
-			return c.usageError("quarantine", "%v", err)
+			return c.usageError(call.cmd, "%v", err)
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, registry+path, rd)
+	req, err := http.NewRequestWithContext(ctx, call.method, call.registry+call.path, rd)
 	if err != nil {
-		return c.usageError("quarantine", "%v", err)
+		return c.usageError(call.cmd, "%v", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
+	if call.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	err = getJSON(&http.Client{Timeout: time.Minute}, req, name, v)
+	err = getJSON(&http.Client{Timeout: time.Minute}, req, call.op, v)
 	var rf *refusedError
 	switch {
 	case errors.As(err, &rf):
@@ -308,4 +319,10 @@ func quarantineOnline(ctx context.Context, c *cli, name, registry, method, path 
 		return exitUsage
 	}
 	return exitOK
+}
+
+// quarantineOnline asks registry's admin API with the admin token in REGISTRY_TOKEN.
+func quarantineOnline(ctx context.Context, c *cli, op, registry, method, path string, body, v any) int {
+	return askRegistry(ctx, c, registryCall{cmd: "quarantine", op: op, tokenHint: "the registry's admin token (only admins quarantine)",
+		registry: registry, method: method, path: path, body: body}, v)
 }
