@@ -2,6 +2,12 @@ package ingest
 
 import "runtime"
 
+// lowPriorityThreads bounds the OS threads RunLowPriority holds at once: more than the CPUs
+// (a publish also waits on its commit and its build), few enough to be cheap.
+var lowPriorityThreads = max(16, 4*runtime.NumCPU())
+
+var lowPrioritySlots = make(chan struct{}, lowPriorityThreads)
+
 // PublishNice is how much nicer than the rest of the process publishes run (Linux;
 // elsewhere they run at the process's priority): a publish verifies and builds for
 // milliseconds at a time, and at the same priority on a busy machine it takes its share of
@@ -16,7 +22,13 @@ const PublishNice = 10
 // unprivileged process could not raise its priority back). Give the process a spare P
 // (GOMAXPROCS above the number of CPUs, as `registry serve` does) so that a low-priority
 // thread waiting for a CPU never holds the P a request needs.
+//
+// At most lowPriorityThreads run at once; more callers wait for a slot (as goroutines, not
+// threads): a flood of concurrent publishes must not exhaust the process's OS threads
+// (each locked thread is one, and Go stops the process past 10,000).
 func RunLowPriority(f func()) {
+	lowPrioritySlots <- struct{}{}
+	defer func() { <-lowPrioritySlots }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"context"
 	"runtime"
+	"sync"
 	"testing"
+	"time"
 )
 
 // A publish runs on a thread at PublishNice, and the caller's thread keeps its niceness.
@@ -42,5 +44,40 @@ func TestPublishRunsAtLowPriority(t *testing.T) {
 	}
 	if want := min(base+PublishNice, 19); err != nil || nice != want {
 		t.Errorf("the publish built at niceness %d (%v), want %d", nice, err, want)
+	}
+}
+
+// However many publishes run at once, at most lowPriorityThreads OS threads are held.
+func TestRunLowPriorityIsBounded(t *testing.T) {
+	var mu sync.Mutex
+	in, most := 0, 0
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 3 * lowPriorityThreads {
+		wg.Go(func() {
+			RunLowPriority(func() {
+				mu.Lock()
+				in++
+				most = max(most, in)
+				mu.Unlock()
+				<-release
+				mu.Lock()
+				in--
+				mu.Unlock()
+			})
+		})
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := in
+		mu.Unlock()
+		if n == lowPriorityThreads {
+			break
+		}
+	}
+	close(release)
+	wg.Wait()
+	if most != lowPriorityThreads {
+		t.Errorf("%d callers ran at most %d at once, want %d (the bound)", 3*lowPriorityThreads, most, lowPriorityThreads)
 	}
 }
