@@ -11,6 +11,8 @@ package ingest
 // replaces. A receiver that wants CloudEvents can map type/timestamp/data one to one.
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -24,7 +26,6 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -96,26 +97,15 @@ func NewWebhooks(cfg *WebhookConfig, st WebhookStore, opt WebhookOptions) *Webho
 	if opt.Jitter == nil {
 		opt.Jitter = func(d time.Duration) time.Duration { return d/2 + mrand.N(d/2+1) }
 	}
-	opt.BaseBackoff = cmpOr(opt.BaseBackoff, 5*time.Second)
-	opt.MaxBackoff = cmpOr(opt.MaxBackoff, time.Hour)
-	opt.Poll = cmpOr(opt.Poll, 2*time.Second)
-	opt.Retention = cmpOr(opt.Retention, 30*24*time.Hour)
-	opt.Parallel = cmpOr(opt.Parallel, 8)
+	opt.BaseBackoff = cmp.Or(opt.BaseBackoff, 5*time.Second)
+	opt.MaxBackoff = cmp.Or(opt.MaxBackoff, time.Hour)
+	opt.Poll = cmp.Or(opt.Poll, 2*time.Second)
+	opt.Retention = cmp.Or(opt.Retention, 30*24*time.Hour)
+	opt.Parallel = cmp.Or(opt.Parallel, 8)
 	w := &Webhooks{cfg: cfg, st: st, opt: opt, log: opt.Log}
 	w.clients = map[bool]*http.Client{false: w.client(false), true: w.client(true)}
 	return w
 }
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
-// Config returns the configuration the worker delivers to.
-func (w *Webhooks) Config() *WebhookConfig { return w.cfg }
 
 // Register makes the store's registered endpoints those of the configuration: events are
 // recorded from now on for a new endpoint, a removed one's pending deliveries die.
@@ -303,7 +293,7 @@ func (w *Webhooks) backoff(tried int) time.Duration {
 func (w *Webhooks) send(ctx context.Context, ep *WebhookEndpoint, d store.WebhookDelivery) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, strings.NewReader(string(d.Body)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(d.Body))
 	if err != nil {
 		return 0, fmt.Errorf("webhooks: request: %w", err)
 	}

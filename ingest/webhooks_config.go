@@ -331,11 +331,10 @@ func (p *webhookParser) boolean(n *yaml.Node, path string) bool {
 	if n == nil {
 		return false
 	}
-	v, err := strconv.ParseBool(n.Value)
-	if n.Kind != yaml.ScalarNode || err != nil || (n.Value != "true" && n.Value != "false") {
+	if n.Kind != yaml.ScalarNode || (n.Value != "true" && n.Value != "false") {
 		p.errorf(n, "webhooks.parse", path, "expected true or false, found %q", truncateQuote(n.Value))
 	}
-	return v
+	return n.Value == "true"
 }
 
 func (p *webhookParser) intIn(n *yaml.Node, path string, lo, hi, def int) int {
