@@ -23,9 +23,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -315,11 +317,15 @@ func (w *Webhooks) send(ctx context.Context, ep *WebhookEndpoint, d store.Webhoo
 	return resp.StatusCode, nil
 }
 
+// retryAfter reads a Retry-After of whole seconds (0 when absent or not a count). The
+// count is capped before it is multiplied: a huge one would overflow a Duration and wrap
+// to a short wait; outcome caps the wait at MaxBackoff.
 func retryAfter(v string) time.Duration {
-	if s, err := strconv.Atoi(v); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
+	s, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0
 	}
-	return 0
+	return time.Duration(min(s, uint64(math.MaxInt64/time.Second))) * time.Second
 }
 
 // signWebhook is the Standard Webhooks v1 signature: base64 HMAC-SHA256 of "id.ts.body".

@@ -312,6 +312,35 @@ func TestWebhookBackoffJitterAndRetryAfter(t *testing.T) {
 	}
 }
 
+// A Retry-After too large for a Duration waits MaxBackoff, not whatever the overflow
+// wrapped to; what is not a count of seconds is ignored.
+func TestWebhookRetryAfterHuge(t *testing.T) {
+	w := NewWebhooks(&WebhookConfig{MaxAttempts: 50, Timeout: time.Second}, nil, WebhookOptions{Now: func() time.Time { return time.Unix(0, 0) }})
+	for _, tc := range []struct {
+		header string
+		want   time.Duration // the wait, or 0 for the backoff's
+	}{
+		{"600", 10 * time.Minute},
+		{" 600 ", 10 * time.Minute},
+		{"18446744074", time.Hour},             // ×1e9 wraps to 0.29 s unless capped first
+		{"9223372037", time.Hour},              // ×1e9 wraps negative
+		{"99999999999999999999999", time.Hour}, // beyond uint64
+		{"0", 0},
+		{"-5", 0},
+		{"Wed, 21 Oct 2026 07:28:00 GMT", 0},
+		{"", 0},
+	} {
+		err := &httpStatusError{status: 503, retryAfter: retryAfter(tc.header)}
+		wait := w.outcome(store.WebhookDelivery{}, 503, err).NextAt.Sub(time.Unix(0, 0))
+		if tc.want != 0 && wait != tc.want {
+			t.Errorf("Retry-After %q waited %s, want %s", tc.header, wait, tc.want)
+		}
+		if tc.want == 0 && (wait < w.backoff(1)/2 || wait > w.backoff(1)) {
+			t.Errorf("Retry-After %q waited %s, want the backoff's [%s, %s]", tc.header, wait, w.backoff(1)/2, w.backoff(1))
+		}
+	}
+}
+
 // After max_attempts a delivery is dead-lettered, and the package's next event goes out.
 func TestWebhookDeadLetter(t *testing.T) {
 	clock := newFakeClock()
