@@ -78,12 +78,12 @@ func (s *Service) SubmitReport(ctx context.Context, in ReportInput) (*store.Repo
 		return nil, err
 	}
 	r := &store.Report{PackageID: in.PackageID, Version: in.Version, Kind: in.Kind, Reason: in.Reason, ReporterHash: HashReporter(key, in.Reporter)}
-	audit := store.AuditEntry{Actor: "anonymous", Action: "report", Target: reportTarget(in.PackageID, in.Version), Outcome: "ok",
+	audit := store.AuditEntry{Actor: "anonymous", Action: "report", Target: store.TargetName(in.PackageID, in.Version), Outcome: "ok",
 		Detail: map[string]any{"kind": in.Kind, "reporter_hash": r.ReporterHash}}
 	err = s.store.AddReport(ctx, r, audit)
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		return nil, refuseOne(ErrConflict, "report.duplicate", "", "this address already has an open %s report of %s: it was not filed again; an admin will resolve the first one", in.Kind, reportTarget(in.PackageID, in.Version))
+		return nil, refuseOne(ErrConflict, "report.duplicate", "", "this address already has an open %s report of %s: it was not filed again; an admin will resolve the first one", in.Kind, store.TargetName(in.PackageID, in.Version))
 	case errors.Is(err, store.ErrNotFound):
 		return nil, refuseOne(ErrNotFound, "report.package.unknown", "id", "no published package has the id %q", quoteShort(in.PackageID))
 	case err != nil:
@@ -112,14 +112,6 @@ func reportProblems(in ReportInput) problem.List {
 		}
 	}
 	return out
-}
-
-// reportTarget names a package or one of its versions in audit entries and messages.
-func reportTarget(id, version string) string {
-	if version == "" {
-		return id
-	}
-	return id + "@" + version
 }
 
 // quoteShort shortens s for quoting in a message: a refused value may be kilobytes long.
@@ -221,7 +213,7 @@ func ResolveReport(ctx context.Context, st *store.Store, actor string, id int64,
 	res := store.Resolution{By: actor, Text: text, Action: action}
 	audit := store.AuditEntry{Actor: actor, Action: "report_resolve", Outcome: "ok", Detail: map[string]any{"resolution": text, "action": action}}
 	if r, err := st.Report(ctx, id); err == nil {
-		audit.Target = reportTarget(r.PackageID, r.Version)
+		audit.Target = store.TargetName(r.PackageID, r.Version)
 	}
 	r, err := st.ResolveReport(ctx, id, res, audit)
 	switch {

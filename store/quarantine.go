@@ -28,11 +28,15 @@ type Quarantine struct {
 }
 
 // Target is id for a package quarantine, id@version for a release's.
-func (q Quarantine) Target() string {
-	if q.Version == "" {
-		return q.PackageID
+func (q Quarantine) Target() string { return TargetName(q.PackageID, q.Version) }
+
+// TargetName names a whole package (version "") or one of its releases, as audit entries,
+// messages and the CLI's ID[@VERSION] argument do: id, or id@version.
+func TargetName(id, version string) string {
+	if version == "" {
+		return id
 	}
-	return q.PackageID + "@" + q.Version
+	return id + "@" + version
 }
 
 // SetQuarantine records (or, with a new reason, replaces) q with its audit entry, a log

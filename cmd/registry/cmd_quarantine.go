@@ -93,27 +93,13 @@ func cmdQuarantine(ctx context.Context, c *cli, args []string) int {
 	return c.usageError("quarantine", "unknown subcommand %q; want set, release or list", truncateArg(args[0]))
 }
 
-// splitTarget reads ID or ID@VERSION (the last "@" splits, so a scoped extension name
-// @scope/name keeps its leading one); version is "" for a whole package.
+// splitTarget reads ID or ID@VERSION (splitRelease's last-"@" rule, so a scoped extension
+// name @scope/name keeps its leading one); version is "" for a whole package.
 func splitTarget(pos []string) (id, version string, ok bool) {
-	if len(pos) != 1 || pos[0] == "" {
-		return "", "", false
-	}
-	i := strings.LastIndex(pos[0], "@")
-	if i <= 0 {
+	if len(pos) == 1 && pos[0] != "" && strings.LastIndex(pos[0], "@") <= 0 {
 		return pos[0], "", true
 	}
-	if i == len(pos[0])-1 {
-		return "", "", false
-	}
-	return pos[0][:i], pos[0][i+1:], true
-}
-
-func targetName(id, version string) string {
-	if version == "" {
-		return id
-	}
-	return id + "@" + version
+	return splitRelease(pos)
 }
 
 // quarantineArgs parses a subcommand's flags (the registry's, or --data's) and its
@@ -181,7 +167,7 @@ func quarantineRelease(ctx context.Context, c *cli, args []string) int {
 	if code != exitOK {
 		return code
 	}
-	target := targetName(id, version)
+	target := store.TargetName(id, version)
 	var had bool
 	when := "it is back in the index at the next start of `registry serve`"
 	if registry != "" {

@@ -85,6 +85,11 @@ func TestQuarantineSplitTarget(t *testing.T) {
 			t.Errorf("splitTarget(%q) = %q, %q, %v; want %q, %q", tt.arg, id, v, ok, tt.id, tt.version)
 		}
 	}
+	for _, bad := range [][]string{nil, {""}, {"acme-hello@"}, {"@acme/ext@"}, {"acme-hello", "acme-other"}} {
+		if id, v, ok := splitTarget(bad); ok {
+			t.Errorf("splitTarget(%q) = %q, %q, true; want refused", bad, id, v)
+		}
+	}
 }
 
 // TestQuarantineCommandRefusesWhileServing: set and release change the data directory

@@ -108,20 +108,13 @@ func reportsList(ctx context.Context, c *cli, st *store.Store, o reportsOptions)
 		if r.Resolution != nil {
 			state = "resolved: " + r.Resolution.Action
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, reportTarget(r), r.Kind, r.CreatedAt.Format(time.RFC3339),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, store.TargetName(r.PackageID, r.Version), r.Kind, r.CreatedAt.Format(time.RFC3339),
 			r.ReporterHash, state, oneLine(r.Reason, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return exitUsage
 	}
 	return exitOK
-}
-
-func reportTarget(r store.Report) string {
-	if r.Version == "" {
-		return r.PackageID
-	}
-	return r.PackageID + "@" + r.Version
 }
 
 // oneLine shows a reason in a table cell: control characters (a reason may hold newlines
@@ -165,6 +158,6 @@ func reportsResolve(ctx context.Context, c *cli, st *store.Store, pos []string, 
 	if r.Resolution.Action != "none" {
 		shown = "shown on the page of " + r.PackageID
 	}
-	fmt.Fprintf(c.stdout, "resolved report %d of %s: %s; %s\n", r.ID, reportTarget(*r), r.Resolution.Action, shown)
+	fmt.Fprintf(c.stdout, "resolved report %d of %s: %s; %s\n", r.ID, store.TargetName(r.PackageID, r.Version), r.Resolution.Action, shown)
 	return exitOK
 }
