@@ -206,15 +206,18 @@ func (s *Store) sealEvent(ctx context.Context, tx *sql.Tx, ev WebhookEvent, sl W
 	return nil
 }
 
+// deliveryColumns are a delivery's columns but its body: DueWebhookDeliveries adds e.body
+// (the worker sends it), the delivery log NULL (it never shows it, and a page of 500 bodies
+// would be read for nothing).
 const deliveryColumns = `d.id, d.event_id, e.msg_id, e.type, d.endpoint, d.subject, e.version, d.state, d.attempts,
-	d.next_at, d.last_status, d.last_error, d.created_at, d.updated_at, e.body`
+	d.next_at, d.last_status, d.last_error, d.created_at, d.updated_at`
 
 // DueWebhookDeliveries returns at most limit deliveries that may be attempted at now: the
 // head (lowest id) of each endpoint's pending queue of a subject, when it is due. A later
 // event of the same package waits until the head is delivered or dead, so each endpoint
 // sees a package's events in the order they were committed.
 func (s *Store) DueWebhookDeliveries(ctx context.Context, now time.Time, limit int) ([]WebhookDelivery, error) {
-	return s.queryDeliveries(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+	return s.queryDeliveries(ctx, `SELECT `+deliveryColumns+`, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
 		WHERE d.state = 'pending' AND d.next_at <= ?
 		AND d.id = (SELECT min(p.id) FROM webhook_deliveries p WHERE p.state = 'pending' AND p.endpoint = d.endpoint AND p.subject = d.subject)
 		ORDER BY d.next_at, d.id LIMIT ?`, now.UnixMilli(), limit)
@@ -272,7 +275,7 @@ type WebhookDeliveryQuery struct {
 	Limit    int
 }
 
-// WebhookDeliveries returns a page of the delivery log.
+// WebhookDeliveries returns a page of the delivery log, without the bodies.
 func (s *Store) WebhookDeliveries(ctx context.Context, q WebhookDeliveryQuery) ([]WebhookDelivery, error) {
 	where, args := []string{"1 = 1"}, []any{}
 	if q.Before > 0 {
@@ -285,7 +288,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, q WebhookDeliveryQuery) (
 		where, args = append(where, "d.state = ?"), append(args, q.State)
 	}
 	args = append(args, q.Limit)
-	return s.queryDeliveries(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+	return s.queryDeliveries(ctx, `SELECT `+deliveryColumns+`, NULL FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY d.id DESC LIMIT ?`, args...)
 }
 

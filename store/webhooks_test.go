@@ -190,6 +190,9 @@ func TestWebhookQueueHeads(t *testing.T) {
 	if err != nil || len(log) != 1 || log[0].Endpoint != "y" || log[0].Attempts != 1 || log[0].LastError != "boom" || log[0].MsgID == "" {
 		t.Fatalf("dead log = %+v, %v", log, err)
 	}
+	if log[0].Body != nil || string(due[0].Body) != "{}" {
+		t.Fatalf("the log read the body %q, or the due delivery lacks it: %q", log[0].Body, due[0].Body)
+	}
 }
 
 // A new endpoint is not sent the history; a removed one's pending deliveries die.
