@@ -36,7 +36,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pluginyard/registry/token"
@@ -346,19 +346,18 @@ func (a *archive) scanName(name string) {
 
 // ScanRules returns the ids of the content and file-name rules, sorted: the rules a
 // plugins.yaml entry's scan_allow may allow for one path. The blocklist's rules are not
-// among them; an admin removes a block instead.
-func ScanRules() []string {
-	seen := map[string]bool{}
+// among them; an admin removes a block instead. The list is computed once (every
+// scan_allow of a list load asks for it); each caller gets its own copy.
+func ScanRules() []string { return slices.Clone(scanRuleIDs) }
+
+var scanRuleIDs = func() []string {
+	var out []string
 	for _, r := range secretRules {
-		seen[r.id] = true
+		out = append(out, r.id)
 	}
 	for _, r := range nameRules {
-		seen[r.id] = true
+		out = append(out, r.id)
 	}
-	out := make([]string, 0, len(seen))
-	for id := range seen {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
-}
+	slices.Sort(out)
+	return slices.Compact(out)
+}()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,5 +72,30 @@ func BenchmarkScannerWorstCase(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestScanRulesOnceEach: ScanRules names every content and file-name rule once, sorted,
+// and a caller that changes its copy changes no later answer.
+func TestScanRulesOnceEach(t *testing.T) {
+	want := map[string]bool{}
+	for _, r := range secretRules {
+		want[r.id] = true
+	}
+	for _, r := range nameRules {
+		want[r.id] = true
+	}
+	got := ScanRules()
+	if len(got) != len(want) || !slices.IsSorted(got) {
+		t.Fatalf("ScanRules() = %v; expected the %d rule ids, each once, sorted", got, len(want))
+	}
+	for _, id := range got {
+		if !want[id] {
+			t.Errorf("ScanRules() names %s, which no rule has", id)
+		}
+	}
+	got[0] = "changed"
+	if ScanRules()[0] == "changed" {
+		t.Error("ScanRules() shares its slice with callers")
 	}
 }
