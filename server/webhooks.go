@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -32,24 +32,18 @@ type apiWebhookDeliveries struct {
 // (admin): the delivery log, newest first: each event's delivery to each endpoint, its
 // state (pending, delivered, dead), attempts, next attempt and last status and error.
 func (s *Server) handleWebhookDeliveries(c echo.Context) error {
-	q := store.WebhookDeliveryQuery{Endpoint: c.QueryParam("endpoint"), State: c.QueryParam("state"), Limit: 100}
-	if q.State != "" && !slices.Contains([]string{"pending", "delivered", "dead"}, q.State) {
+	q := store.WebhookDeliveryQuery{Endpoint: c.QueryParam("endpoint"), State: c.QueryParam("state")}
+	if q.State != "" && !slices.Contains([]string{store.WebhookPending, store.WebhookDelivered, store.WebhookDead}, q.State) {
 		return errf(http.StatusBadRequest, "state must be pending, delivered or dead, or left out for all")
 	}
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 500 {
-			return errf(http.StatusBadRequest, "limit must be a whole number from 1 to 500 (default 100)")
-		}
-		q.Limit = n
+	limit, err := queryInt(c, "limit", 100, 1, 500, "the most deliveries one page holds")
+	if err != nil {
+		return err
 	}
-	if v := c.QueryParam("before"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return errf(http.StatusBadRequest, "before must be a delivery id (next_before of the previous page)")
-		}
-		q.Before = n
+	if q.Before, err = queryInt(c, "before", 0, 1, math.MaxInt64, "a delivery id: next_before of the previous page"); err != nil {
+		return err
 	}
+	q.Limit = int(limit)
 	ds, err := s.md.WebhookDeliveries(c.Request().Context(), q)
 	if err != nil {
 		return err

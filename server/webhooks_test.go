@@ -80,7 +80,7 @@ func TestWebhookDeliveryLog(t *testing.T) {
 	if strings.Contains(string(r.Body), "c2VydmVy") || strings.Contains(string(r.Body), "whsec") {
 		t.Fatalf("the log shows the secret: %s", r.Body)
 	}
-	for _, bad := range []string{"?state=lost", "?limit=0", "?limit=501", "?before=x"} {
+	for _, bad := range []string{"?state=lost", "?limit=0", "?limit=501", "?limit=1e3", "?before=x", "?before=0", "?before=99999999999999999999"} {
 		if r := get("/api/v1/admin/webhooks/deliveries"+bad, true); r.Status != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", bad, r.Status)
 		}
