@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
+	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/store"
 )
 
@@ -68,16 +68,8 @@ func archiveCmd(ctx context.Context, c *cli, name string, args []string, archive
 	return archiveOffline(ctx, c, name, *data, pos[0], archived)
 }
 
-// archiveAnswer is the registry's answer to an archive or unarchive.
-type archiveAnswer struct {
-	ID       string     `json:"id"`
-	Archived bool       `json:"archived"`
-	Since    *time.Time `json:"archived_at"`
-	Changed  bool       `json:"changed"`
-}
-
 func archiveOnline(ctx context.Context, c *cli, name, registry, id string) int {
-	var ans archiveAnswer
+	var ans ingest.ArchiveResult // the registry answers with it
 	call := registryCall{cmd: name, op: name + " " + id, registry: registry, method: http.MethodPost,
 		path:      "/api/v1/plugins/" + url.PathEscape(id) + "/" + name,
 		tokenHint: "a publisher token of one of " + id + "'s owners (registry token create) or the admin token"}
