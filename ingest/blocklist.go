@@ -97,7 +97,7 @@ func (s *Service) blocked(ctx context.Context, rep *verify.Report) (problem.List
 func CheckBlock(sha, reason string) (string, error) {
 	sha = strings.ToLower(strings.TrimSpace(sha))
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
-		return "", refuse(ErrInvalid, nil, "the sha256 %q is not 64 hexadecimal digits (%d characters); give the digest `sha256sum` prints for the package or the file", clip(sha), len(sha))
+		return "", refuse(ErrInvalid, nil, "the sha256 %q is not 64 hexadecimal digits (%d characters); give the digest `sha256sum` prints for the package or the file", truncateQuote(sha), len(sha))
 	}
 	reason = strings.TrimSpace(reason)
 	switch n := utf8.RuneCountInString(reason); {
@@ -107,13 +107,6 @@ func CheckBlock(sha, reason string) (string, error) {
 		return "", refuse(ErrInvalid, nil, "the reason is %d characters; at most %d are allowed", n, maxBlockReason)
 	}
 	return sha, nil
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }
 
 // AddBlock puts sha on the blocklist with reason, audited as actor's blocklist.add; it
@@ -141,7 +134,7 @@ func RemoveBlock(ctx context.Context, st *store.Store, actor, sha string) error 
 	audit := store.AuditEntry{Actor: actor, Action: "blocklist.remove", Target: norm, Outcome: "ok"}
 	err := st.RemoveBlock(ctx, norm, audit)
 	if errors.Is(err, store.ErrNotFound) {
-		return refuse(ErrNotFound, nil, "%q is not on the blocklist (registry blocklist list shows it)", clip(sha))
+		return refuse(ErrNotFound, nil, "%q is not on the blocklist (registry blocklist list shows it)", truncateQuote(sha))
 	}
 	if err != nil {
 		return fmt.Errorf("ingest: blocklist remove: %w", err)
