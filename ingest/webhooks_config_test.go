@@ -123,3 +123,34 @@ func TestPublicAddr(t *testing.T) {
 		}
 	}
 }
+
+// The largest and most ambiguous files within MaxWebhooksBytes: one byte over the limit,
+// an alias standing for the events list (never expanded: refused as not a list), 64 KiB of
+// nested brackets, and thousands of unknown event types, each named with its line and
+// column (the file's size bounds their number).
+func TestParseWebhooksHostileFiles(t *testing.T) {
+	head := "endpoints:\n  - name: ci\n    url: https://h.example/\n    secret_env: GOOD\n"
+	many := head + "    events: [" + strings.Repeat("nope,", (MaxWebhooksBytes-len(head)-20)/5) + "nope]\n"
+	tests := []struct {
+		name, yaml string
+		rule       string
+		count      int
+	}{
+		{"over the limit", strings.Repeat("#", MaxWebhooksBytes+1), "webhooks.parse", 1},
+		{"alias for the events", "x: &e [release.published]\n" + head + "    events: *e\n", "webhooks.events", 2},
+		{"nested brackets", "endpoints: " + strings.Repeat("[", MaxWebhooksBytes/2) + strings.Repeat("]", MaxWebhooksBytes/2-20), "webhooks.parse", 1},
+		{"thousands of unknown events", many, "webhooks.events", strings.Count(many, "nope")},
+	}
+	secrets := WebhookSecrets{Getenv: func(string) string { return testWebhookSecret }}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.yaml) > MaxWebhooksBytes+1 {
+				t.Fatalf("the input is %d bytes", len(tt.yaml))
+			}
+			cfg, probs := ParseWebhooks("webhooks.yaml", []byte(tt.yaml), secrets)
+			if cfg != nil || len(probs) != tt.count || !probs.Has(tt.rule) {
+				t.Fatalf("config %v, %d problems (%v), want %d with %s", cfg, len(probs), probs.Rules(), tt.count, tt.rule)
+			}
+		})
+	}
+}
