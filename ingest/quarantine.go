@@ -143,7 +143,7 @@ func describeQuarantine(q store.Quarantine, id, version string) string {
 	if q.Version == "" {
 		return fmt.Sprintf("the package %s (every version)", id)
 	}
-	return id + "@" + version
+	return store.TargetName(id, version)
 }
 
 // CheckQuarantineReason refuses a reason that is empty, longer than MaxQuarantineReason
@@ -194,10 +194,7 @@ func (s *Service) ReleaseQuarantine(ctx context.Context, a Actor, id, version st
 	if err := quarantineAllowed(a, id); err != nil {
 		return false, err
 	}
-	target := id
-	if version != "" {
-		target += "@" + version
-	}
+	target := store.TargetName(id, version)
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
 	audit := store.AuditEntry{Actor: a.Name, Action: "unquarantine", Target: target, Outcome: "ok"}
