@@ -47,6 +47,16 @@ func (qs *quarantineSet) of(id, version string) (store.Quarantine, bool) {
 	if q, ok := qs.pkg[id]; ok {
 		return q, true
 	}
+	return qs.own(id, version)
+}
+
+// own is id's own quarantine (version "") or id@version's, whether or not the package's
+// covers it too.
+func (qs *quarantineSet) own(id, version string) (store.Quarantine, bool) {
+	if version == "" {
+		q, ok := qs.pkg[id]
+		return q, ok
+	}
 	q, ok := qs.rel[id][version]
 	return q, ok
 }
@@ -184,7 +194,7 @@ func (s *Service) Quarantine(ctx context.Context, a Actor, id, version, reason s
 	}
 	q.SetAt = s.now().UTC().Truncate(time.Second)
 	s.quarantineChanged(ctx, "quarantine "+q.Target(), id, func(qs *quarantineSet) { qs.put(q) })
-	got, _ := s.QuarantineOf(id, version)
+	got, _ := s.quarantines().own(id, version) // the one set, not the package's that may cover it
 	return &got, nil
 }
 

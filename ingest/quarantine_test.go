@@ -357,3 +357,21 @@ func TestQuarantineLeavesTheExport(t *testing.T) {
 		t.Errorf("the export lacks acme-hello 1.0.0: %v", err)
 	}
 }
+
+// TestQuarantineOfAReleaseUnderAPackageQuarantineAnswersItself: a release quarantined while
+// its whole package is answers with the release's own quarantine, not the package's that
+// covers it.
+func TestQuarantineOfAReleaseUnderAPackageQuarantineAnswersItself(t *testing.T) {
+	ctx := context.Background()
+	s := newQuarantineService(t)
+	if _, err := s.Quarantine(ctx, anAdmin, "acme-hello", "", "the whole package"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Quarantine(ctx, anAdmin, "acme-hello", "1.1.0", "this release")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Target() != "acme-hello@1.1.0" || got.Reason != "this release" {
+		t.Errorf("Quarantine(acme-hello@1.1.0) = %s %q, want acme-hello@1.1.0 \"this release\"", got.Target(), got.Reason)
+	}
+}
