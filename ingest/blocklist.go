@@ -93,20 +93,21 @@ func (s *Service) blocked(ctx context.Context, rep *verify.Report) (problem.List
 	return out, nil
 }
 
-// CheckBlock normalises a blocklist digest (lowercase hex) and checks it and the reason.
-func CheckBlock(sha, reason string) (string, error) {
+// CheckBlock normalises a blocklist digest (lowercase hex) and reason (trimmed) and checks
+// them.
+func CheckBlock(sha, reason string) (string, string, error) {
 	sha = strings.ToLower(strings.TrimSpace(sha))
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
-		return "", refuse(ErrInvalid, nil, "the sha256 %q is not 64 hexadecimal digits (%d characters); give the digest `sha256sum` prints for the package or the file", truncateQuote(sha), len(sha))
+		return "", "", refuse(ErrInvalid, nil, "the sha256 %q is not 64 hexadecimal digits (%d characters); give the digest `sha256sum` prints for the package or the file", truncateQuote(sha), len(sha))
 	}
 	reason = strings.TrimSpace(reason)
 	switch n := utf8.RuneCountInString(reason); {
 	case n == 0:
-		return "", refuse(ErrInvalid, nil, "a reason is required; it is shown to the author whose publish the entry refuses (e.g. \"known credential stealer, advisory 2026-11\")")
+		return "", "", refuse(ErrInvalid, nil, "a reason is required; it is shown to the author whose publish the entry refuses (e.g. \"known credential stealer, advisory 2026-11\")")
 	case n > maxBlockReason:
-		return "", refuse(ErrInvalid, nil, "the reason is %d characters; at most %d are allowed", n, maxBlockReason)
+		return "", "", refuse(ErrInvalid, nil, "the reason is %d characters; at most %d are allowed", n, maxBlockReason)
 	}
-	return sha, nil
+	return sha, reason, nil
 }
 
 // AddBlock puts sha on the blocklist with reason, audited as actor's blocklist.add; it
@@ -114,11 +115,11 @@ func CheckBlock(sha, reason string) (string, error) {
 // calls it with the store the server uses; a running server reads the blocklist at every
 // publish, so the entry is in force at once.
 func AddBlock(ctx context.Context, st *store.Store, actor, sha, reason string) (*store.Block, bool, error) {
-	sha, err := CheckBlock(sha, reason)
+	sha, reason, err := CheckBlock(sha, reason)
 	if err != nil {
 		return nil, false, err
 	}
-	b := store.Block{SHA256: sha, Reason: strings.TrimSpace(reason), AddedBy: actor}
+	b := store.Block{SHA256: sha, Reason: reason, AddedBy: actor}
 	audit := store.AuditEntry{Actor: actor, Action: "blocklist.add", Target: sha, Outcome: "ok", Detail: map[string]any{"reason": b.Reason}}
 	added, err := st.AddBlock(ctx, b, audit)
 	if err != nil {
