@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/problem"
 	"github.com/pluginyard/registry/store"
 )
 
@@ -27,8 +28,10 @@ func (cfg *Config) loadWebhooks() error {
 	}
 	hooks, probs := ingest.ParseWebhooks(cfg.Webhooks, data, ingest.WebhookSecrets{Getenv: getenv, ReadFile: os.ReadFile})
 	if len(probs) > 0 {
-		msgs := make([]string, 0, len(probs))
-		for _, p := range probs {
+		// Capped: a 64 KiB file can hold thousands of problems; every rule is still named.
+		listed := probs.Cap(problem.MaxListed)
+		msgs := make([]string, 0, len(listed))
+		for _, p := range listed {
 			msgs = append(msgs, "  "+p.String())
 		}
 		return fmt.Errorf("--webhooks %s: %d problem(s) (see docs/webhooks.md):\n%s", cfg.Webhooks, len(probs), strings.Join(msgs, "\n"))

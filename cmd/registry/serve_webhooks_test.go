@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pluginyard/registry/problem"
 )
 
 const testHookSecret = "whsec_Y21kLXRlc3Qtd2ViaG9vay1zZWNyZXQtdmFsdWU=" // 27 bytes
@@ -35,6 +38,16 @@ func TestWebhooksFlag(t *testing.T) {
 	cfg = &Config{Webhooks: good, getenv: envMap{"HOOK": testHookSecret}.get}
 	if err := cfg.loadWebhooks(); err != nil || cfg.webhooks == nil || cfg.webhooks.Names()[0] != "ci" {
 		t.Fatalf("good file: %v %+v", err, cfg.webhooks)
+	}
+	many := filepath.Join(dir, "many.yaml")
+	if err := os.WriteFile(many, []byte("endpoints:\n  - name: ci\n    url: https://hooks.example.com/\n    secret_env: HOOK\n    events: ["+strings.Repeat("nope, ", 5000)+"nope]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg = &Config{Webhooks: many, getenv: envMap{"HOOK": testHookSecret}.get}
+	err = cfg.loadWebhooks()
+	if err == nil || !strings.Contains(err.Error(), "5001 problem(s)") || strings.Count(err.Error(), "[webhooks.events]") > problem.MaxListed+1 ||
+		!strings.Contains(err.Error(), "and 4901 more of rule webhooks.events") {
+		t.Fatalf("5001 problems: the error is %d bytes, %d listed: %.300v", len(fmt.Sprint(err)), strings.Count(fmt.Sprint(err), "[webhooks.events]"), err)
 	}
 	cfg = &Config{Webhooks: filepath.Join(dir, "missing.yaml")}
 	if err := cfg.loadWebhooks(); err == nil || !strings.Contains(err.Error(), "--webhooks") {
