@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/pluginyard/registry/ingest"
@@ -134,8 +133,7 @@ func blocklistList(ctx context.Context, c *cli, st *store.Store, asJSON bool) in
 	if asJSON {
 		return writeJSON(c.stdout, list)
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SHA256\tADDED\tBY\tREASON")
+	tw := newTable(c.stdout, "SHA256\tADDED\tBY\tREASON")
 	for _, b := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.SHA256, b.AddedAt.Format(time.RFC3339), b.AddedBy, b.Reason)
 	}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/pluginyard/registry/ingest"
@@ -237,8 +236,7 @@ func printQuarantines(c *cli, qs []store.Quarantine, asJSON bool) int {
 		fmt.Fprintln(c.stdout, "nothing is quarantined")
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tSINCE\tBY\tREASON")
+	tw := newTable(c.stdout, "TARGET\tSINCE\tBY\tREASON")
 	for _, q := range qs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Target(), q.SetAt.Format(time.RFC3339), q.SetBy, q.Reason)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,8 +102,7 @@ func reportsList(ctx context.Context, c *cli, st *store.Store, o reportsOptions)
 	if *o.asJSON {
 		return writeJSON(c.stdout, rs)
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPACKAGE\tKIND\tREPORTED\tREPORTER\tSTATE\tREASON")
+	tw := newTable(c.stdout, "ID\tPACKAGE\tKIND\tREPORTED\tREPORTER\tSTATE\tREASON")
 	for _, r := range rs {
 		state := "open"
 		if r.Resolution != nil {
@@ -115,6 +115,14 @@ func reportsList(ctx context.Context, c *cli, st *store.Store, o reportsOptions)
 		return exitUsage
 	}
 	return exitOK
+}
+
+// newTable is the list commands' table on w (two spaces between columns), its header
+// line written; Flush prints it.
+func newTable(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }
 
 // oneLine shows a reason in a table cell: control characters (a reason may hold newlines

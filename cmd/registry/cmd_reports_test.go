@@ -113,3 +113,18 @@ func TestRateReportFlag(t *testing.T) {
 		t.Errorf("--rate-report 0 gives the report class %d, want off (-1)", got.Report)
 	}
 }
+
+// TestNewTable: the list commands' tables (quarantine, reports, blocklist) share one
+// layout: the header line first, columns two spaces apart.
+func TestNewTable(t *testing.T) {
+	var b strings.Builder
+	tw := newTable(&b, "ID\tPACKAGE\tREASON")
+	fmt.Fprintf(tw, "%d\t%s\t%s\n", 12, "acme-hello@1.0.0", "posts tokens")
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "ID  PACKAGE           REASON\n12  acme-hello@1.0.0  posts tokens\n"
+	if b.String() != want {
+		t.Errorf("table:\n%q\nwant\n%q", b.String(), want)
+	}
+}
