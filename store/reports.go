@@ -50,13 +50,10 @@ const reportColumns = `id, package_id, version, kind, reason, reporter_hash, cre
 // the same reporter already has an open report of the same package, version and kind.
 func (s *Store) AddReport(ctx context.Context, r *Report, audit AuditEntry) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM packages WHERE id = ?`, r.PackageID).Scan(&n); err != nil {
+		if err := s.packageExists(ctx, tx, r.PackageID); err != nil {
 			return fmt.Errorf("store: report %s: %w", r.PackageID, err)
 		}
-		if n == 0 {
-			return fmt.Errorf("store: report %s: %w", r.PackageID, ErrNotFound)
-		}
+		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM reports WHERE package_id = ? AND version = ? AND kind = ?
 			AND reporter_hash = ? AND resolved_at IS NULL`, r.PackageID, r.Version, r.Kind, r.ReporterHash).Scan(&n); err != nil {
 			return fmt.Errorf("store: report %s: %w", r.PackageID, err)
