@@ -1,6 +1,7 @@
 package index
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -208,15 +209,15 @@ func oneEditApart(a, b string) bool {
 		i++
 	}
 	if len(ra) != len(rb) { // one rune more in ra, at i
-		return string(ra[i+1:]) == string(rb[i:])
+		return slices.Equal(ra[i+1:], rb[i:])
 	}
 	if i == len(ra) {
 		return false // equal
 	}
-	if string(ra[i+1:]) == string(rb[i+1:]) {
+	if slices.Equal(ra[i+1:], rb[i+1:]) {
 		return !(isDigit(ra[i]) && isDigit(rb[i])) // replaced
 	}
-	swapped := i+1 < len(ra) && ra[i] == rb[i+1] && ra[i+1] == rb[i] && string(ra[i+2:]) == string(rb[i+2:])
+	swapped := i+1 < len(ra) && ra[i] == rb[i+1] && ra[i+1] == rb[i] && slices.Equal(ra[i+2:], rb[i+2:])
 	return swapped && !(isDigit(ra[i]) && isDigit(ra[i+1])) // "page-12" and "page-21" are two numbers
 }
 
