@@ -76,11 +76,12 @@ func (d *decoder) lookalikes(root *yaml.Node, l *List) {
 	allowNodes := similarNodes(root)
 	k := newKeyer()
 	for _, ns := range l.namespaces() {
+		first := pos.plugins
+		if ns.section == "extensions" {
+			first = pos.extensions
+		}
 		at := func(i int) (string, int, int) {
-			p, ok := pos.plugins[ns.names[i]]
-			if ns.section == "extensions" {
-				p, ok = pos.extensions[ns.names[i]]
-			}
+			p, ok := first[ns.names[i]]
 			if !ok {
 				return fmt.Sprintf("%s[%d].%s", ns.section, i, ns.key), 0, 0
 			}
