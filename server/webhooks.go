@@ -33,7 +33,7 @@ type apiWebhookDeliveries struct {
 // state (pending, delivered, dead), attempts, next attempt and last status and error.
 func (s *Server) handleWebhookDeliveries(c echo.Context) error {
 	q := store.WebhookDeliveryQuery{Endpoint: c.QueryParam("endpoint"), State: c.QueryParam("state")}
-	if q.State != "" && !slices.Contains([]string{store.WebhookPending, store.WebhookDelivered, store.WebhookDead}, q.State) {
+	if q.State != "" && !slices.Contains([]string{"pending", "delivered", "dead"}, q.State) {
 		return errf(http.StatusBadRequest, "state must be pending, delivered or dead, or left out for all")
 	}
 	limit, err := queryInt(c, "limit", 100, 1, 500, "the most deliveries one page holds")
