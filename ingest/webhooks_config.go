@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"net/url"
 	"path/filepath"
@@ -368,15 +367,30 @@ func kindName(n *yaml.Node) string {
 }
 
 // publicAddr reports whether a is a unicast address on the internet: not loopback,
-// private (RFC 1918, fc00::/7), link-local, CGNAT (100.64.0.0/10), unspecified or
-// multicast. IPv4-mapped IPv6 addresses are judged as IPv4.
+// private (RFC 1918, fc00::/7), link-local, unspecified or multicast, nor in a range that
+// reaches no public host (nonPublic: "this network" 0.0.0.0/8, CGNAT 100.64.0.0/10, the
+// reserved 240.0.0.0/4 and broadcast). IPv4-mapped IPv6 addresses are judged as IPv4, and
+// NAT64 addresses (64:ff9b::/96) as the IPv4 address they embed.
 func publicAddr(a netip.Addr) bool {
 	a = a.Unmap()
+	if nat64.Contains(a) {
+		b := a.As16()
+		a = netip.AddrFrom4([4]byte(b[12:]))
+	}
 	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || !a.IsValid() {
 		return false
 	}
-	return !cgnat.Contains(a) && !net.IP(a.AsSlice()).Equal(net.IPv4bcast)
+	for _, p := range nonPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
 }
 
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	nonPublic = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
+		netip.MustParsePrefix("240.0.0.0/4")} // 240.0.0.0/4 holds the broadcast address
+)

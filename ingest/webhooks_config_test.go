@@ -117,6 +117,7 @@ func TestPublicAddr(t *testing.T) {
 		"127.0.0.1": false, "::1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
 		"169.254.169.254": false, "fe80::1": false, "fd00::1": false, "100.64.0.1": false, "0.0.0.0": false,
 		"::ffff:127.0.0.1": false, "224.0.0.1": false, "255.255.255.255": false,
+		"0.1.2.3": false, "240.0.0.1": false, "64:ff9b::a00:1": false, "64:ff9b::7f00:1": false, "64:ff9b::808:808": true,
 	} {
 		if got := literalPrivate(addr); got == want {
 			t.Errorf("%s: private = %v, want %v", addr, got, !want)
