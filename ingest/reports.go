@@ -73,7 +73,7 @@ func (s *Service) SubmitReport(ctx context.Context, in ReportInput) (*store.Repo
 			return nil, fmt.Errorf("ingest: report %s: %w", in.PackageID, err)
 		}
 	}
-	key, err := LoadReportKey(s.store.Dir())
+	key, err := s.reporterKey()
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +128,20 @@ func HashReporter(key []byte, addr string) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("registry report reporter\x00" + addr))
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// reporterKey is the data directory's reporter key, read (or made) by the first report and
+// kept: a report costs no file read.
+func (s *Service) reporterKey() ([]byte, error) {
+	if k := s.reportKey.Load(); k != nil {
+		return *k, nil
+	}
+	k, err := LoadReportKey(s.store.Dir())
+	if err != nil {
+		return nil, err // not kept: the next report tries again
+	}
+	s.reportKey.Store(&k)
+	return k, nil
 }
 
 // LoadReportKey reads dir/ReportKeyFile, creating it (32 random bytes, hex, mode 0600) on

@@ -93,11 +93,12 @@ type Service struct {
 	refusal     atomic.Pointer[IndexRefusal]
 	refusedList *index.List // the list of the last refused SetList, for ForceRebuild; under rebuildMu
 	fallback    atomic.Pointer[Fallback]
-	manifests   *manifestCache // parsed manifests of the plugin pages shown last
-	cardsDone   bool           // BackfillCards ran (the first Rebuild); under rebuildMu
-	built       *built         // what the documents in force were built from; under rebuildMu
-	persist     *persister     // writes the last good documents off the write path
-	builds      *buildQueue    // publishes committed, waiting for one build of them all
+	manifests   *manifestCache         // parsed manifests of the plugin pages shown last
+	cardsDone   bool                   // BackfillCards ran (the first Rebuild); under rebuildMu
+	built       *built                 // what the documents in force were built from; under rebuildMu
+	persist     *persister             // writes the last good documents off the write path
+	builds      *buildQueue            // publishes committed, waiting for one build of them all
+	reportKey   atomic.Pointer[[]byte] // the reporter-hash key, once a report has read it
 
 	downloads *downloadCounter
 	previews  *previewJob
