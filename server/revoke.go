@@ -44,7 +44,11 @@ type revokeAnswer struct {
 // scanner's report is often relayed by third parties), and there is nothing the reporter
 // must do differently either way. Only a string that is not a registry token at all (no
 // pyr_ prefix, a wrong checksum) answers 400, which anyone can compute offline anyway.
-func (s *Server) handleTokenRevoke(c echo.Context) error {
+func (s *Server) handleTokenRevoke(auth *ingest.Authenticator) echo.HandlerFunc {
+	return func(c echo.Context) error { return s.revokeLeaked(c, auth) }
+}
+
+func (s *Server) revokeLeaked(c echo.Context, auth *ingest.Authenticator) error {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxRevokeBody))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
@@ -57,7 +61,6 @@ func (s *Server) handleTokenRevoke(c echo.Context) error {
 	if err != nil {
 		return errf(http.StatusBadRequest, err.Error())
 	}
-	auth := s.svc.Authenticator(s.cfg.AdminSecret)
 	var malformed []string
 	for i, secret := range secrets {
 		what, err := auth.RevokeLeaked(c.Request().Context(), secret)

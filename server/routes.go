@@ -61,7 +61,7 @@ func (s *Server) routes() {
 	api.POST("/plugins/:id/unarchive", s.handleUnarchive, authed)
 	api.POST("/plugins/:id/reports", s.handleReportAPI)
 	api.POST("/auth/oidc", s.handleOIDC)
-	api.POST("/tokens/revoke", s.handleTokenRevoke)
+	api.POST("/tokens/revoke", s.handleTokenRevoke(auth))
 	admin := api.Group("/admin", authed, requireAdmin)
 	getHead(admin, "/audit", s.handleAudit)
 	getHead(admin, "/reports", s.handleReportList)
