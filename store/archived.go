@@ -22,7 +22,7 @@ func (s *Store) SetArchived(ctx context.Context, id string, archived bool, audit
 		if archived {
 			at = sql.NullString{String: s.stamp(), Valid: true}
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE packages SET archived_at = ? WHERE id = ? AND (archived_at IS NULL) = ?`,
+		res, err := tx.ExecContext(ctx, `UPDATE packages SET archived_at = ? WHERE id = ? AND (CASE WHEN archived_at IS NULL THEN 1 ELSE 0 END) = ?`,
 			at, id, archived)
 		if err != nil {
 			return fmt.Errorf("store: archive %s: %w", id, err)

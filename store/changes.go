@@ -33,7 +33,7 @@ type Change struct {
 // whole transaction fails.
 func bumpSerial(ctx context.Context, tx *sql.Tx, c Change) error {
 	var serial int64
-	err := tx.QueryRowContext(ctx, "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'serial' RETURNING CAST(value AS INTEGER)").Scan(&serial)
+	err := tx.QueryRowContext(ctx, "UPDATE meta SET value = CAST(value AS BIGINT) + 1 WHERE key = 'serial' RETURNING CAST(value AS BIGINT)").Scan(&serial)
 	if err != nil {
 		return fmt.Errorf("store: bump serial: %w", err)
 	}

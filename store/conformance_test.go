@@ -1,13 +1,36 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 
+	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/store/storetest"
 )
 
 // TestConformance runs the metadata store's conformance suite on SQLite, each behaviour
-// on a fresh data directory; the PostgreSQL store runs the same suite.
+// on a fresh data directory.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return MustOpen(t) })
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		s, err := store.Open(context.Background(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
+// TestConformancePostgres runs the same suite on PostgreSQL: one server, a fresh database
+// per behaviour. Without the server binaries it skips, except with CI=true.
+func TestConformancePostgres(t *testing.T) {
+	server := storetest.StartPostgres(t)
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		s, err := store.OpenURL(context.Background(), storetest.CreateDatabase(t, server), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
 }

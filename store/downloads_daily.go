@@ -37,7 +37,7 @@ func (s *Store) RecordDownloads(ctx context.Context, counts map[DownloadDay]int6
 		defer rel.Close()
 		daily, err := tx.PrepareContext(ctx, `INSERT INTO downloads_daily (package_id, day, downloads)
 			SELECT package_id, ?, ? FROM releases WHERE id = ?
-			ON CONFLICT (package_id, day) DO UPDATE SET downloads = downloads + excluded.downloads`)
+			ON CONFLICT (package_id, day) DO UPDATE SET downloads = downloads_daily.downloads + excluded.downloads`)
 		if err != nil {
 			return fmt.Errorf("store: record downloads: %w", err)
 		}

@@ -98,7 +98,7 @@ func (s *Store) SetRepoStats(ctx context.Context, id string, stars *int, pushedA
 		pu = sql.NullString{String: pushedAt.UTC().Format(time.RFC3339), Valid: true}
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE packages SET stars = ?, pushed_at = ? WHERE id = ? AND (stars IS NOT ? OR pushed_at IS NOT ?)`,
+		res, err := tx.ExecContext(ctx, `UPDATE packages SET stars = ?, pushed_at = ? WHERE id = ? AND (stars IS DISTINCT FROM ? OR pushed_at IS DISTINCT FROM ?)`,
 			st, pu, id, st, pu)
 		if err != nil {
 			return fmt.Errorf("store: repo stats %s: %w", id, err)

@@ -217,17 +217,16 @@ func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, aud
 	if err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO releases (package_id, version, kind, sha256, size, manifest, readme,
+	err = tx.QueryRowContext(ctx, `INSERT INTO releases (package_id, version, kind, sha256, size, manifest, readme,
 		readme_html, facts, icon_sha256, icon_ext, icon_type, warnings, signature, published_by, created_at,
 		changelog, changelog_html, notes_html, card)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		rel.PackageID, rel.Version, rel.Kind, rel.SHA256, rel.Size, rel.Manifest, rel.README, readmeHTMLColumn(rel),
 		facts, toNull(rel.IconSHA256), toNull(rel.IconExt), toNull(rel.IconType), string(warnings), sig, rel.PublishedBy, now,
-		rel.Changelog, changelogHTMLColumn(rel), rel.NotesHTML, card)
+		rel.Changelog, changelogHTMLColumn(rel), rel.NotesHTML, card).Scan(&rel.ID)
 	if err != nil {
 		return err
 	}
-	rel.ID, _ = res.LastInsertId()
 	rel.CreatedAt = parseStamp(now)
 	if err := appendPublish(ctx, tx, rel); err != nil {
 		return err
@@ -475,7 +474,7 @@ func (s *Store) SetYanked(ctx context.Context, id, version string, yanked bool, 
 // Serial returns the change counter: it grows with every change to what the index shows.
 func (s *Store) Serial(ctx context.Context) (int64, error) {
 	var v int64
-	err := s.r.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'serial'").Scan(&v)
+	err := s.r.QueryRowContext(ctx, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'serial'").Scan(&v)
 	if err != nil {
 		return 0, fmt.Errorf("store: serial: %w", err)
 	}

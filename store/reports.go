@@ -62,12 +62,9 @@ func (s *Store) AddReport(ctx context.Context, r *Report, audit AuditEntry) erro
 			return fmt.Errorf("store: report %s: an open one by the same reporter: %w", r.PackageID, ErrConflict)
 		}
 		at := s.stamp()
-		res, err := tx.ExecContext(ctx, `INSERT INTO reports (package_id, version, kind, reason, reporter_hash, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, r.PackageID, r.Version, r.Kind, r.Reason, r.ReporterHash, at)
+		err := tx.QueryRowContext(ctx, `INSERT INTO reports (package_id, version, kind, reason, reporter_hash, created_at)
+			VALUES (?, ?, ?, ?, ?, ?) RETURNING id`, r.PackageID, r.Version, r.Kind, r.Reason, r.ReporterHash, at).Scan(&r.ID)
 		if err != nil {
-			return fmt.Errorf("store: report %s: %w", r.PackageID, err)
-		}
-		if r.ID, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("store: report %s: %w", r.PackageID, err)
 		}
 		r.CreatedAt = parseStamp(at)

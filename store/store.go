@@ -1,5 +1,6 @@
-// Package store is the registry's only user of database/sql: the SQLite database (releases,
-// packages, tokens, pins, audit, search) and the content-addressed blob folder beside it.
+// Package store is the registry's only user of database/sql: the database (releases,
+// packages, tokens, pins, audit, search), SQLite or PostgreSQL, and the content-addressed
+// blob folder beside it.
 package store
 
 import (
@@ -33,11 +34,12 @@ const DBFile = "registry.db"
 
 // Store is the database plus the blob folder of one data directory.
 type Store struct {
-	w     *sql.DB // the single writer connection
-	r     *sql.DB // a pool of readers
-	Blobs *Blobs
-	dir   string
-	now   func() time.Time
+	w       *sql.DB // the single writer connection (on PostgreSQL, the one pool)
+	r       *sql.DB // a pool of readers (on PostgreSQL, the same pool as w)
+	dialect Dialect
+	Blobs   *Blobs
+	dir     string
+	now     func() time.Time
 	// logHook runs after a commit that appended to the transparency log (OnLogAppend).
 	logHook atomic.Pointer[func()]
 }
@@ -45,34 +47,101 @@ type Store struct {
 // Open opens (creating if needed) the database and blob folder under dir and applies any
 // pending migrations.
 func Open(ctx context.Context, dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("store: data directory %s: %w", dir, err)
+	return openSQLite(ctx, filepath.Join(dir, DBFile), dir)
+}
+
+// OpenURL opens the database of databaseURL, with dataDir as this process's local state
+// (the blob folder, locks): "sqlite:PATH" is the SQLite database file PATH (what Open
+// opens with PATH = dataDir/registry.db); "postgres://…" or "postgresql://…" a PostgreSQL
+// database, which several replicas may share. Pending migrations are applied, once even
+// when replicas start together.
+func OpenURL(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
+	switch {
+	case strings.HasPrefix(databaseURL, "sqlite:"):
+		path := strings.TrimPrefix(databaseURL, "sqlite:")
+		if path == "" {
+			return nil, fmt.Errorf("store: database URL %q names no file; write sqlite:PATH, e.g. sqlite:%s", databaseURL, filepath.Join(dataDir, DBFile))
+		}
+		return openSQLite(ctx, path, dataDir)
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		return openPostgresStore(ctx, databaseURL, dataDir)
 	}
-	blobs, err := OpenBlobs(filepath.Join(dir, "blobs"))
+	return nil, fmt.Errorf("store: database URL %q: want sqlite:PATH or postgres://user@host:port/database", hidePassword(databaseURL))
+}
+
+// hidePassword is databaseURL without a password, for an error message.
+func hidePassword(databaseURL string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil || u.User == nil {
+		if err != nil {
+			return "(unparsable URL)"
+		}
+		return databaseURL
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "REDACTED")
+	}
+	return u.String()
+}
+
+// newStore makes the blob folder under dataDir and a Store without a database yet.
+func newStore(dataDir string) (*Store, error) {
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("store: data directory %s: %w", dataDir, err)
+	}
+	blobs, err := OpenBlobs(filepath.Join(dataDir, "blobs"))
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, DBFile)
-	w, err := openDB(path, false)
+	return &Store{Blobs: blobs, dir: dataDir, now: func() time.Time { return time.Now().UTC() }}, nil
+}
+
+func openSQLite(ctx context.Context, path, dataDir string) (*Store, error) {
+	s, err := newStore(dataDir)
 	if err != nil {
 		return nil, err
 	}
-	w.SetMaxOpenConns(1)
-	s := &Store{w: w, Blobs: blobs, dir: dir, now: func() time.Time { return time.Now().UTC() }}
-	if err := s.migrate(ctx); err != nil {
-		_ = w.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("store: database folder %s: %w", filepath.Dir(path), err)
+	}
+	if s.w, err = openDB(path, false); err != nil {
 		return nil, err
 	}
-	if err := s.backfillLog(ctx); err != nil {
-		_ = w.Close()
+	s.w.SetMaxOpenConns(1)
+	if err := s.start(ctx); err != nil {
+		_ = s.w.Close()
 		return nil, err
 	}
 	if s.r, err = openDB(path, true); err != nil {
-		_ = w.Close()
+		_ = s.w.Close()
 		return nil, err
 	}
 	s.r.SetMaxOpenConns(8)
 	return s, nil
+}
+
+func openPostgresStore(ctx context.Context, dsn, dataDir string) (*Store, error) {
+	s, err := newStore(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if s.w, err = openPostgres(ctx, dsn); err != nil {
+		return nil, err
+	}
+	s.r, s.dialect = s.w, Postgres
+	if err := s.start(ctx); err != nil {
+		_ = s.w.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// start brings the schema up to date and the transparency log level with the releases.
+func (s *Store) start(ctx context.Context) error {
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	return s.backfillLog(ctx)
 }
 
 // openDB opens one pool on the database file. The writer runs synchronous=FULL: in WAL
@@ -106,8 +175,14 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
+	if s.r == s.w {
+		return s.w.Close()
+	}
 	return errors.Join(s.r.Close(), s.w.Close())
 }
+
+// Dialect is the SQL dialect of the store's database.
+func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Dir returns the data directory.
 func (s *Store) Dir() string { return s.dir }
@@ -121,34 +196,77 @@ func (s *Store) Ping(ctx context.Context) error {
 // migrate applies, in order and each in its own transaction, every embedded migration not
 // yet recorded in schema_migrations.
 func (s *Store) migrate(ctx context.Context) error {
+	if s.dialect == Postgres {
+		return s.migratePostgres(ctx)
+	}
 	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("store: migrations table: %w", err)
 	}
-	names, err := fs.Glob(migrations.FS, "*.sql")
+	return s.applyMigrations(ctx, migrations.FS, func(ctx context.Context, fn func(*sql.Tx) error) error {
+		return s.tx(ctx, fn)
+	})
+}
+
+// migratePostgres migrates under a session advisory lock, so that of replicas starting
+// together one migrates and the others then find nothing left to do. Each migration also
+// takes the write lock, so that it never interleaves with another replica's writes.
+func (s *Store) migratePostgres(ctx context.Context) (err error) {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", unavailable(err))
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", pgMigrateKey); err != nil {
+		return fmt.Errorf("store: migrate: lock: %w", unavailable(err))
+	}
+	defer func() {
+		if _, uerr := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", pgMigrateKey); uerr != nil && err == nil {
+			err = fmt.Errorf("store: migrate: unlock: %w", unavailable(uerr))
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("store: migrations table: %w", unavailable(err))
+	}
+	return s.applyMigrations(ctx, migrations.Postgres, func(ctx context.Context, fn func(*sql.Tx) error) error {
+		return s.connTx(ctx, conn, fn)
+	})
+}
+
+// applyMigrations applies every NNNN_name.sql of fsys in order, each with txFn.
+func (s *Store) applyMigrations(ctx context.Context, fsys fs.FS, txFn func(context.Context, func(*sql.Tx) error) error) error {
+	names, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
 		return fmt.Errorf("store: list migrations: %w", err)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := s.applyMigration(ctx, name); err != nil {
+		if err := s.applyFrom(ctx, fsys, name, txFn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// applyMigration applies one SQLite migration.
 func (s *Store) applyMigration(ctx context.Context, name string) error {
+	return s.applyFrom(ctx, migrations.FS, name, func(ctx context.Context, fn func(*sql.Tx) error) error { return s.tx(ctx, fn) })
+}
+
+// applyFrom applies migration name of fsys, in the transaction txFn gives, unless
+// schema_migrations records it.
+func (s *Store) applyFrom(ctx context.Context, fsys fs.FS, name string, txFn func(context.Context, func(*sql.Tx) error) error) error {
 	num, _, ok := strings.Cut(name, "_")
 	version, err := strconv.Atoi(num)
 	if !ok || err != nil {
 		return fmt.Errorf("store: migration %s: name must be NNNN_name.sql", name)
 	}
-	body, err := fs.ReadFile(migrations.FS, name)
+	body, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return fmt.Errorf("store: migration %s: %w", name, err)
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return txFn(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", version).Scan(&n); err != nil {
 			return err
@@ -165,18 +283,39 @@ func (s *Store) applyMigration(ctx context.Context, name string) error {
 	})
 }
 
-// tx runs fn in a write transaction, committing when it returns nil.
+// tx runs fn in a write transaction, committing when it returns nil. On PostgreSQL the
+// transaction first takes the write lock: writes from every replica are serialised, so
+// that a select-then-insert means what it means under SQLite's single writer.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return fmt.Errorf("store: begin: %w", s.unavailable(err))
+	}
+	return s.run(ctx, tx, fn)
+}
+
+// connTx is tx on one connection of the pool (the migrations').
+func (s *Store) connTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", s.unavailable(err))
+	}
+	return s.run(ctx, tx, fn)
+}
+
+func (s *Store) run(ctx context.Context, tx *sql.Tx, fn func(*sql.Tx) error) error {
+	if s.dialect == Postgres {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", pgWriteKey); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("store: write lock: %w", unavailable(err))
+		}
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return s.unavailable(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return fmt.Errorf("store: commit: %w", s.unavailable(err))
 	}
 	return nil
 }
@@ -192,3 +331,12 @@ func parseStamp(v string) time.Time {
 func nullString(v sql.NullString) string { return v.String }
 
 func toNull(v string) sql.NullString { return sql.NullString{String: v, Valid: v != ""} }
+
+// unavailable is the package's unavailable on PostgreSQL; SQLite, a file, is never out of
+// reach.
+func (s *Store) unavailable(err error) error {
+	if s.dialect != Postgres {
+		return err
+	}
+	return unavailable(err)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -40,6 +41,18 @@ type SyncState struct {
 
 const syncColumns = `repo, release_etag, repo_etag, tag, ids, repository_id, owner_id, full_name, stars, pushed_at,
 	checked_at, outcome, error, rules, published, rate_limited_until`
+
+// syncUpdate replaces every column but the key of a sync_state row with the inserted
+// one's, as INSERT OR REPLACE did, in a form both dialects accept.
+var syncUpdate = func() string {
+	cols := strings.Split(syncColumns, ",")
+	set := make([]string, 0, len(cols)-1)
+	for _, c := range cols[1:] {
+		c = strings.TrimSpace(c)
+		set = append(set, c+" = excluded."+c)
+	}
+	return strings.Join(set, ", ")
+}()
 
 // SyncState returns the state of one repository (key as in SyncState.Repo), or ErrNotFound.
 func (s *Store) SyncState(ctx context.Context, repo string) (*SyncState, error) {
@@ -88,8 +101,8 @@ func (s *Store) PutSyncState(ctx context.Context, st SyncState) error {
 		stars = sql.NullInt64{Int64: int64(*st.Stars), Valid: true}
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sync_state (`+syncColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO sync_state (`+syncColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repo) DO UPDATE SET `+syncUpdate,
 			st.Repo, st.ReleaseETag, st.RepoETag, st.Tag, string(ids), st.RepositoryID, st.OwnerID, st.FullName, stars,
 			nullStamp(st.PushedAt), st.CheckedAt.UTC().Format(time.RFC3339), st.Outcome, st.Error,
 			string(rules), string(published), nullStamp(st.RateLimitedUntil))

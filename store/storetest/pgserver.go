@@ -37,17 +37,18 @@ type pgServer struct {
 // CI=true, where it fails it: in CI these tests must run.
 func StartPostgres(tb testing.TB) string {
 	tb.Helper()
-	bin, err := postgresBin()
+	return StartPostgresServer(tb).DSN()
+}
+
+// Server is a throwaway PostgreSQL server that a fault test may stop and start again.
+type Server struct{ pg *pgServer }
+
+// StartPostgresServer is StartPostgres returning the server itself.
+func StartPostgresServer(tb testing.TB) *Server {
+	tb.Helper()
+	pg, err := newServer()
 	if err != nil {
 		unavailable(tb, err)
-	}
-	owner, err := serverUser()
-	if err != nil {
-		unavailable(tb, err)
-	}
-	pg := &pgServer{bin: bin, owner: owner}
-	if pg.dir, err = pg.makeDir(); err != nil {
-		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = os.RemoveAll(pg.dir) })
 	if err := pg.initdb(); err != nil {
@@ -57,11 +58,47 @@ func StartPostgres(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		if err := pg.stop(); err != nil {
+		if err := pg.stop(); err != nil && pg.running() {
 			tb.Error(err)
 		}
 	})
+	return &Server{pg: pg}
+}
+
+// DSN is the URL of the server's postgres database.
+func (s *Server) DSN() string { return s.pg.dsn() }
+
+// Stop shuts the server down (fast: open sessions are ended); Start brings it back.
+func (s *Server) Stop() error { return s.pg.stop() }
+
+// Start starts a stopped server again, on the port it had.
+func (s *Server) Start() error { return s.pg.startOn(s.pg.port) }
+
+// newServer finds the binaries and the user and makes the cluster's folder.
+func newServer() (*pgServer, error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return nil, err
+	}
+	owner, err := serverUser()
+	if err != nil {
+		return nil, err
+	}
+	pg := &pgServer{bin: bin, owner: owner}
+	if pg.dir, err = pg.makeDir(); err != nil {
+		return nil, err
+	}
+	return pg, nil
+}
+
+func (pg *pgServer) dsn() string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.port)
+}
+
+// running reports whether the server's postmaster.pid is there.
+func (pg *pgServer) running() bool {
+	_, err := os.Stat(filepath.Join(pg.data(), "postmaster.pid"))
+	return err == nil
 }
 
 // unavailable skips tb for want of a server, or with CI=true fails it.
@@ -156,22 +193,28 @@ func (pg *pgServer) initdb() error {
 // start starts the server on a free port and waits until it accepts connections; a port
 // taken between choosing it and binding it is chosen again.
 func (pg *pgServer) start() error {
-	logPath := filepath.Join(pg.dir, "server.log")
 	for attempt := 1; ; attempt++ {
 		port, err := freePort()
 		if err != nil {
 			return err
 		}
-		err = pg.run("pg_ctl", "-D", pg.data(), "-l", logPath, "-w", "-t", "60", "-o", "-p "+strconv.Itoa(port), "start")
-		if err == nil {
-			pg.port = port
-			return pg.dial()
-		}
-		log, _ := os.ReadFile(logPath)
-		if attempt == startAttempts || !strings.Contains(string(log), "already in use") {
-			return fmt.Errorf("%w\nserver log:\n%s", err, log)
+		err = pg.startOn(port)
+		if err == nil || attempt == startAttempts || !strings.Contains(err.Error(), "already in use") {
+			return err
 		}
 	}
+}
+
+// startOn starts the server on port and waits until it accepts connections.
+func (pg *pgServer) startOn(port int) error {
+	logPath := filepath.Join(pg.dir, "server.log")
+	err := pg.run("pg_ctl", "-D", pg.data(), "-l", logPath, "-w", "-t", "60", "-o", "-p "+strconv.Itoa(port), "start")
+	if err != nil {
+		log, _ := os.ReadFile(logPath)
+		return fmt.Errorf("%w\nserver log:\n%s", err, log)
+	}
+	pg.port = port
+	return pg.dial()
 }
 
 // dial checks that the server answers on its TCP port.

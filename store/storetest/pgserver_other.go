@@ -13,3 +13,5 @@ type account struct {
 func serverUser() (*account, error) { return nil, nil }
 
 func (a *account) procAttr() *syscall.SysProcAttr { return nil }
+
+func (a *account) detachedAttr() *syscall.SysProcAttr { return nil }

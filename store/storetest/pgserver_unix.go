@@ -46,3 +46,13 @@ func (a *account) procAttr() *syscall.SysProcAttr {
 	}
 	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid), Groups: []uint32{}}}
 }
+
+// detachedAttr is procAttr in a new process group.
+func (a *account) detachedAttr() *syscall.SysProcAttr {
+	attr := a.procAttr()
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	attr.Setpgid = true
+	return attr
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// pgMaxConns bounds one replica's connections to PostgreSQL: writes are serialised by
+// the write lock anyway, so the pool is sized for concurrent reads.
+const pgMaxConns = 16
+
+// openPostgres opens a pool on the PostgreSQL database of dsn through pgx's database/sql
+// driver, wrapped so that the store's SQL runs unchanged (see pgConn), and checks that the
+// server answers.
+func openPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: database URL: %w", err)
+	}
+	db := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+	db.SetMaxOpenConns(pgMaxConns)
+	db.SetMaxIdleConns(pgMaxConns)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", redact(cfg), unavailable(err))
+	}
+	return db, nil
+}
+
+// redact is where the database is, without its password, for errors.
+func redact(cfg *pgx.ConnConfig) string {
+	return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+}
+
+// pgConnector hands out pgConns.
+type pgConnector struct{ inner driver.Connector }
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	sc, ok := conn.(*stdlib.Conn)
+	if !ok {
+		_ = conn.Close()
+		return nil, fmt.Errorf("store: pgx connector returned %T, not *stdlib.Conn", conn)
+	}
+	return &pgConn{sc}, nil
+}
+
+func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
+
+// pgConn is a pgx connection that speaks the store's SQL: ? placeholders become $n
+// (rebind), arguments are normalised (normalizeArg), and errors that say the server is
+// out of reach wrap ErrUnavailable.
+type pgConn struct{ *stdlib.Conn }
+
+// Interfaces database/sql looks for on a connection; the rest are promoted from stdlib.Conn.
+var (
+	_ driver.ConnPrepareContext = (*pgConn)(nil)
+	_ driver.ExecerContext      = (*pgConn)(nil)
+	_ driver.QueryerContext     = (*pgConn)(nil)
+	_ driver.ConnBeginTx        = (*pgConn)(nil)
+	_ driver.NamedValueChecker  = (*pgConn)(nil)
+	_ driver.SessionResetter    = (*pgConn)(nil)
+	_ driver.Pinger             = (*pgConn)(nil)
+)
+
+func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	q, _ := rebind(query)
+	st, err := c.Conn.PrepareContext(ctx, q)
+	return st, unavailable(err)
+}
+
+func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	q, _ := rebind(query)
+	res, err := c.Conn.ExecContext(ctx, q, args)
+	return res, unavailable(err)
+}
+
+func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	q, _ := rebind(query)
+	rows, err := c.Conn.QueryContext(ctx, q, args)
+	return rows, unavailable(err)
+}
+
+func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.Conn.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return pgTx{tx}, nil
+}
+
+func (c *pgConn) Ping(ctx context.Context) error { return unavailable(c.Conn.Ping(ctx)) }
+
+// CheckNamedValue normalises every argument (normalizeArg).
+func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
+	nv.Value = normalizeArg(nv.Value)
+	return nil
+}
+
+// pgTx marks a commit that failed for want of the server.
+type pgTx struct{ inner driver.Tx }
+
+func (t pgTx) Commit() error   { return unavailable(t.inner.Commit()) }
+func (t pgTx) Rollback() error { return unavailable(t.inner.Rollback()) }
