@@ -1,0 +1,123 @@
+package replicas_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pluginyard/registry/test/replicas"
+)
+
+// registryBin is ./cmd/registry, built once by TestMain.
+var registryBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "replicas-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	code := 2
+	if registryBin, err = replicas.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Every test's plugins: published with the admin token, or by the publisher "acme".
+var testPlugins = []replicas.Plugin{
+	{ID: "replica-alpha", Repo: "acme/replica-alpha", Owner: "acme"},
+	{ID: "replica-beta", Repo: "acme/replica-beta", Owner: "acme"},
+	{ID: "replica-gamma", Repo: "acme/replica-gamma", Owner: "acme"},
+}
+
+// startThree starts three replicas on PostgreSQL and the shared bucket.
+func startThree(t *testing.T, opts replicas.Options) *replicas.Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts PostgreSQL, an S3 server and three registry processes")
+	}
+	opts.Replicas = 3
+	if opts.Plugins == nil {
+		opts.Plugins = testPlugins
+	}
+	return replicas.Start(t, registryBin, opts)
+}
+
+// mustPackage is replicas.NewPackage or the test's end.
+func mustPackage(t *testing.T, id, version string, variant, payload int) replicas.Package {
+	t.Helper()
+	p, err := replicas.NewPackage(id, version, variant, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mustPublish publishes pkg on the replica at base with the admin token and expects 201.
+func mustPublish(t *testing.T, base string, pkg replicas.Package) {
+	t.Helper()
+	a, err := replicas.Publish(base, replicas.AdminToken, pkg)
+	if err != nil {
+		t.Fatalf("publish %s@%s on %s: %v", pkg.ID, pkg.Version, base, err)
+	}
+	if a.Status != 201 {
+		t.Fatalf("publish %s@%s on %s: %s, want 201", pkg.ID, pkg.Version, base, a)
+	}
+}
+
+// eventually polls check every 20 ms until it returns nil or within passes; it returns how
+// long that took, or the last error.
+func eventually(within time.Duration, check func() error) (time.Duration, error) {
+	start := time.Now()
+	for {
+		err := check()
+		if err == nil {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > within {
+			return time.Since(start), err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// hasRule says whether a refusal carries rule.
+func hasRule(a replicas.Answer, rule string) bool { return slices.Contains(a.Rules(), rule) }
+
+// metric is the sum of the samples of a Prometheus metric family in a /metrics answer whose
+// labels contain every label given (`result="ok"`), -1 when the family is absent.
+func metric(body, name string, labels ...string) float64 {
+	total, found := 0.0, false
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		if !containsAll(line, labels) {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+			total, found = total+v, true
+		}
+	}
+	if !found {
+		return -1
+	}
+	return total
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
