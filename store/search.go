@@ -72,6 +72,7 @@ func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 		next[lo]++
 		rowids[i] = lo + next[lo]
 	}
+	dl := s.searchSQL()
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM search"); err != nil {
 			return fmt.Errorf("store: clear search: %w", err)
@@ -79,7 +80,10 @@ func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM search_keys"); err != nil {
 			return fmt.Errorf("store: clear search keys: %w", err)
 		}
-		return insertSearchRows(ctx, tx, docs, rowids)
+		if err := insertSearchRows(ctx, tx, dl, docs, rowids); err != nil {
+			return err
+		}
+		return dl.replaced(ctx, tx)
 	})
 }
 
@@ -89,14 +93,15 @@ func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 // rowid, so its place in the download order of the last full rebuild; a new one goes last
 // in its kind's band.
 func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
+	dl := s.searchSQL()
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		rowids := make([]int64, len(docs))
 		for i, d := range docs {
-			old, err := searchRowid(ctx, tx, d.ID)
+			old, err := searchRowid(ctx, tx, dl, d.ID)
 			if err != nil {
 				return err
 			}
-			if err := deleteSearchRows(ctx, tx, []string{d.ID}); err != nil {
+			if err := deleteSearchRows(ctx, tx, dl, []string{d.ID}); err != nil {
 				return err
 			}
 			if lo, hi := kindBand(d.Kind); old >= lo && old < hi {
@@ -104,7 +109,7 @@ func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
 			} else if rowids[i], err = nextRowid(ctx, tx, lo, hi); err != nil {
 				return err
 			}
-			if err := insertSearchRows(ctx, tx, docs[i:i+1], rowids[i:i+1]); err != nil {
+			if err := insertSearchRows(ctx, tx, dl, docs[i:i+1], rowids[i:i+1]); err != nil {
 				return err
 			}
 		}
@@ -113,13 +118,10 @@ func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
 }
 
 // searchRowid is the rowid of id's row, 0 when it has none.
-func searchRowid(ctx context.Context, tx *sql.Tx, id string) (int64, error) {
-	query, args := "SELECT rowid FROM search WHERE id = ?", []any{id}
-	if phrase := idPhrase(id); phrase != "" {
-		query, args = "SELECT rowid FROM search WHERE search MATCH ? AND id = ?", []any{phrase, id}
-	}
+func searchRowid(ctx context.Context, tx *sql.Tx, dl searchSQL, id string) (int64, error) {
+	query, args := dl.rowidOf(id)
 	var rowid int64
-	err := tx.QueryRowContext(ctx, query+" LIMIT 1", args...).Scan(&rowid)
+	err := tx.QueryRowContext(ctx, query, args...).Scan(&rowid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -161,26 +163,25 @@ func lastPerID(docs []SearchDoc) []SearchDoc {
 // DeleteSearch removes the rows of ids (an id without a row is not an error), in one
 // transaction.
 func (s *Store) DeleteSearch(ctx context.Context, ids []string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return deleteSearchRows(ctx, tx, ids) })
+	dl := s.searchSQL()
+	return s.tx(ctx, func(tx *sql.Tx) error { return deleteSearchRows(ctx, tx, dl, ids) })
 }
 
 // insertSearchRows inserts one row per doc, docs[i] with rowid rowids[i], and its keys
 // (lower-cased id and name) into search_keys.
-func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+func insertSearchRows(ctx context.Context, tx *sql.Tx, dl searchSQL, docs []SearchDoc, rowids []int64) error {
+	stmt, err := tx.PrepareContext(ctx, dl.insertRow())
 	if err != nil {
 		return fmt.Errorf("store: search insert: %w", err)
 	}
 	defer stmt.Close()
-	keys, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?)")
+	keys, err := tx.PrepareContext(ctx, dl.insertKeys())
 	if err != nil {
 		return fmt.Errorf("store: search keys insert: %w", err)
 	}
 	defer keys.Close()
 	for i, d := range docs {
-		if _, err := stmt.ExecContext(ctx, rowids[i], d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
-			d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
+		if _, err := stmt.ExecContext(ctx, dl.rowArgs(rowids[i], d)...); err != nil {
 			return fmt.Errorf("store: search insert %s: %w", d.ID, err)
 		}
 		if _, err := keys.ExecContext(ctx, exactKey(d.ID), rowids[i], exactKey(d.Name), rowids[i]); err != nil {
@@ -190,15 +191,12 @@ func insertSearchRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids 
 	return nil
 }
 
-// deleteSearchRows deletes the rows whose id is one of ids. The search table is FTS5 (no
-// index on id equality), so each id is found through the full-text index of its own
-// column (the phrase of its words) and then compared exactly: the cost is that of a
-// lookup, not a scan of the catalogue.
-// Its keys go with it.
-func deleteSearchRows(ctx context.Context, tx *sql.Tx, ids []string) error {
+// deleteSearchRows deletes the rows whose id is one of ids, each found by searchRowid (a
+// lookup, not a scan of the catalogue). Its keys go with it.
+func deleteSearchRows(ctx context.Context, tx *sql.Tx, dl searchSQL, ids []string) error {
 	for _, id := range ids {
 		for {
-			rowid, err := searchRowid(ctx, tx, id)
+			rowid, err := searchRowid(ctx, tx, dl, id)
 			if err != nil || rowid == 0 {
 				if err != nil {
 					return err
@@ -216,30 +214,16 @@ func deleteSearchRows(ctx context.Context, tx *sql.Tx, ids []string) error {
 	return nil
 }
 
-// idPhrase is an FTS5 query matching rows whose id column holds the words of id in order
-// ("" when id has no word: the caller then compares every row).
-func idPhrase(id string) string {
-	words := ftsWords(id)
-	if len(words) == 0 {
-		return ""
-	}
-	return `id : "` + strings.Join(words, " ") + `"`
-}
-
-// searchWhere is the WHERE condition of q (its free text, kind and category) and its
-// arguments.
-func searchWhere(q SearchQuery) (string, []any) {
+// searchWhere is the WHERE condition of a search q without text (its kind and category)
+// and its arguments.
+func searchWhere(dl searchSQL, q SearchQuery) (string, []any) {
 	where, args := []string{"1 = 1"}, []any{}
-	if match := ftsQuery(q.Q); match != "" {
-		where = append(where, "search MATCH ?")
-		args = append(args, match)
-	}
 	if q.Kind != "" {
 		where = append(where, "kind = ?")
 		args = append(args, q.Kind)
 	}
 	if q.Category != "" {
-		where = append(where, `(' ' || categories || ' ') LIKE ? ESCAPE '\'`)
+		where = append(where, dl.categoryLike())
 		args = append(args, "% "+likeEscape(q.Category)+" %")
 	}
 	return strings.Join(where, " AND "), args
@@ -251,37 +235,35 @@ func searchWhere(q SearchQuery) (string, []any) {
 // SearchCap most downloaded. Without text it counts and sorts every match: listings
 // without text are served from the catalog's precomputed orders instead.
 func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error) {
-	if ftsQuery(q.Q) != "" {
+	if hasText(q.Q) {
 		return s.searchText(ctx, q)
 	}
-	cond, args := searchWhere(q)
+	dl := s.searchSQL()
+	cond, args := searchWhere(dl, q)
 	var total int
 	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM search WHERE "+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: search count: %w", err)
 	}
-	query := "SELECT id FROM search WHERE " + cond + " ORDER BY " + archivedLastSQL + ", " + searchOrder(q.Sort, false) + " LIMIT ? OFFSET ?"
+	query := "SELECT id FROM search WHERE " + cond + " ORDER BY " + archivedLastSQL + ", " + searchOrder(dl, q.Sort) + " LIMIT ? OFFSET ?"
 	ids, err := s.searchIDs(ctx, query, append(args, q.Limit, q.Offset)...)
 	return ids, total, err
 }
 
-// textWhere is the condition of a text search q: the text, the category (through the
-// categories column, then literally) and the kind (its rowid band), all answered by the
-// full-text index.
-func textWhere(q SearchQuery) (string, []any) {
-	match := "(" + ftsQuery(q.Q) + ")"
-	if words := ftsWords(q.Category); len(words) > 0 {
-		match += ` AND categories : "` + strings.Join(words, " ") + `"`
-	}
+// textWhere is the source (FROM …, WHERE …) of a text search q: its words as prefixes
+// or, with whole, as whole words, the category (through the text index where the dialect
+// can, then literally) and the kind (its rowid band), all answered by the text index. Its
+// arguments are the terms, the band's lo and hi, then the category's pattern.
+func textWhere(dl searchSQL, q SearchQuery, whole bool) (string, []any) {
 	lo, hi := int64(0), int64(1)<<62
 	if q.Kind != "" {
 		lo, hi = kindBand(q.Kind)
 	}
-	cond, args := "search MATCH ? AND rowid >= ? AND rowid < ?", []any{match, lo, hi}
+	src, args := dl.text(ftsWords(q.Q), whole, q.Category, lo, hi)
 	if q.Category != "" {
-		cond += ` AND (' ' || categories || ' ') LIKE ? ESCAPE '\'`
+		src += " AND " + dl.categoryLike()
 		args = append(args, "% "+likeEscape(q.Category)+" %")
 	}
-	return cond, args
+	return src, args
 }
 
 // searchRow is one match of a text search, with what ordering it needs.
@@ -292,15 +274,16 @@ type searchRow struct {
 }
 
 // searchRowCols are the columns of a searchRow, in its order, for a search in sort: the
-// bm25 score only for relevance (scoring reads the term's every match, for its rarity).
-func searchRowCols(sort string) string {
-	score := "0.0"
+// relevance score only for relevance (scoring reads the term's every match, for its
+// rarity).
+func searchRowCols(dl searchSQL, sort string) string {
+	score := dl.noScore()
 	switch sort {
 	case "name", "recent", "downloads":
 	default:
-		score = "bm25(search, 10.0, 5.0, 1.0, 2.0, 2.0)"
+		score = dl.score()
 	}
-	return "id, name, categories, updated_at, CAST(downloads AS INTEGER), " + score
+	return "id, name, categories, updated_at, " + dl.downloads() + ", " + score
 }
 
 // searchWindow is the first SearchCap+1 matches of q in rowid order (in each kind's band,
@@ -313,39 +296,30 @@ func searchRowCols(sort string) string {
 // up to SearchCap+1 by rowid alone (the index, no row read), so the rows are read and
 // scored once.
 func (s *Store) searchWindow(ctx context.Context, q SearchQuery) ([]searchRow, error) {
-	cond, args := textWhere(q)
-	args[0] = strings.Replace(args[0].(string), ftsQuery(q.Q), wholeWords(q.Q), 1)
-	n, err := s.windowCount(ctx, cond, args)
+	dl := s.searchSQL()
+	src, args := textWhere(dl, q, true)
+	n, err := s.windowCount(ctx, src, args)
 	if err != nil {
 		return nil, err
 	}
 	if n <= SearchCap {
-		cond, args = textWhere(q)
+		src, args = textWhere(dl, q, false)
 	}
-	return s.windowOf(ctx, q.Sort, cond, args)
+	return s.windowOf(ctx, dl, q.Sort, src, args)
 }
 
-// windowCount is the number of matches of cond, up to SearchCap+1.
-func (s *Store) windowCount(ctx context.Context, cond string, args []any) (int, error) {
+// windowCount is the number of matches of src, up to SearchCap+1.
+func (s *Store) windowCount(ctx context.Context, src string, args []any) (int, error) {
 	var n int
-	query := "SELECT count(*) FROM (SELECT rowid FROM search WHERE " + cond + " ORDER BY rowid LIMIT ?)"
+	query := "SELECT count(*) FROM (SELECT rowid FROM " + src + " ORDER BY rowid LIMIT ?) AS m"
 	if err := s.r.QueryRowContext(ctx, query, append(slices.Clone(args), SearchCap+1)...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: search count: %w", err)
 	}
 	return n, nil
 }
 
-func (s *Store) windowOf(ctx context.Context, sort, cond string, args []any) ([]searchRow, error) {
-	return s.searchRows(ctx, "SELECT "+searchRowCols(sort)+" FROM search WHERE "+cond+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
-}
-
-// wholeWords is q's words as whole-word terms.
-func wholeWords(q string) string {
-	words := ftsWords(q)
-	for i, w := range words {
-		words[i] = `"` + w + `"`
-	}
-	return strings.Join(words, " ")
+func (s *Store) windowOf(ctx context.Context, dl searchSQL, sort, src string, args []any) ([]searchRow, error) {
+	return s.searchRows(ctx, "SELECT "+searchRowCols(dl, sort)+" FROM "+src+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
 }
 
 func (s *Store) searchRows(ctx context.Context, query string, args ...any) ([]searchRow, error) {
@@ -365,8 +339,8 @@ func (s *Store) searchRows(ctx context.Context, query string, args ...any) ([]se
 	return out, rows.Err()
 }
 
-// searchRowOrder compares rows in the order sort names (relevance: bm25), ties by id, as
-// searchOrder does in SQL.
+// searchRowOrder compares rows in the order sort names (relevance: the dialect's score,
+// lower first), ties by id.
 func searchRowOrder(sort string) func(a, b searchRow) int {
 	return func(a, b searchRow) int {
 		var c int
@@ -410,19 +384,20 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 	if err != nil {
 		return nil, err
 	}
-	cols := searchRowCols(q.Sort)
+	dl := s.searchSQL()
+	cols := searchRowCols(dl, q.Sort)
 	if len(rowids) == 1 {
-		cols = searchRowCols("name") // one exact match needs no score to be ordered (bm25 reads every match of each word)
+		cols = searchRowCols(dl, "name") // one exact match needs no score to be ordered (a score reads every match of each word)
 	}
 	exact := exactKey(strings.TrimSpace(q.Q))
 	var out []searchRow
 	for _, rowid := range rowids {
-		cond, args := textWhere(q)
+		src, args := textWhere(dl, q, false)
 		if lo, hi := args[1].(int64), args[2].(int64); rowid < lo || rowid >= hi {
 			continue // outside the kind's band
 		}
 		args[1], args[2] = rowid, rowid+1
-		rows, err := s.searchRows(ctx, "SELECT "+cols+" FROM search WHERE "+cond, args...)
+		rows, err := s.searchRows(ctx, "SELECT "+cols+" FROM "+src, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -472,7 +447,7 @@ type SearchResult struct {
 // SearchCounted is Search and CategoryCounts of q together; a text search without a
 // category filter reads its matches once for both.
 func (s *Store) SearchCounted(ctx context.Context, q SearchQuery) (SearchResult, error) {
-	if ftsQuery(q.Q) == "" || q.Category != "" {
+	if !hasText(q.Q) || q.Category != "" {
 		ids, total, err := s.Search(ctx, q)
 		if err != nil {
 			return SearchResult{}, err
@@ -558,14 +533,14 @@ func (s *Store) searchIDs(ctx context.Context, query string, args ...any) ([]str
 // ranks, and partial reports that there were more (each count is then a lower bound).
 func (s *Store) CategoryCounts(ctx context.Context, q SearchQuery) (counts map[string]int, partial bool, err error) {
 	q.Category, q.Sort = "", "name" // no score needed to count
-	if ftsQuery(q.Q) != "" {
+	if hasText(q.Q) {
 		win, err := s.searchWindow(ctx, q)
 		if err != nil {
 			return nil, false, err
 		}
 		return countCategories(win[:min(len(win), SearchCap)]), len(win) > SearchCap, nil
 	}
-	cond, args := searchWhere(q)
+	cond, args := searchWhere(s.searchSQL(), q)
 	rows, err := s.r.QueryContext(ctx, "SELECT categories FROM search WHERE "+cond, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: category counts: %w", err)
@@ -592,31 +567,19 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // likeEscape returns s as a LIKE pattern that matches s literally (with ESCAPE '\').
 func likeEscape(s string) string { return likeEscaper.Replace(s) }
 
-func searchOrder(sort string, hasQuery bool) string {
+// searchOrder is the ORDER BY of a search without text in sort.
+func searchOrder(dl searchSQL, sort string) string {
 	switch sort {
-	case "name":
-		return "lower(name), id"
 	case "recent":
 		return "updated_at DESC, id"
 	case "downloads":
-		return "CAST(downloads AS INTEGER) DESC, id"
-	}
-	if hasQuery {
-		return "bm25(search, 10.0, 5.0, 1.0, 2.0, 2.0), id"
+		return dl.downloads() + " DESC, id"
 	}
 	return "lower(name), id"
 }
 
-// ftsQuery turns free text into an FTS5 query: each word becomes a quoted prefix term, so
-// user input can never be FTS syntax.
-func ftsQuery(q string) string {
-	words := ftsWords(q)
-	terms := make([]string, 0, len(words))
-	for _, w := range words {
-		terms = append(terms, `"`+w+`"*`)
-	}
-	return strings.Join(terms, " ")
-}
+// hasText reports whether q holds a word: a search without one lists rather than matches.
+func hasText(q string) bool { return len(ftsWords(q)) > 0 }
 
 // ftsWords are the words of s as the index splits them (letters and digits).
 func ftsWords(s string) []string {

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// pgSearch is PostgreSQL's search table (migrations/postgres/0002_search.sql): the rows,
+// rowid bands and keys of SQLite's, plus doc, a tsvector under a GIN index. The store
+// makes doc from the words SQLite's tokenizer sees (pgText: letters and digits, case and
+// diacritics folded as unicode61 remove_diacritics 2 folds them) under the 'simple'
+// configuration (no stemming, no stop words: FTS5 has neither), each column weighted as
+// bm25 weights it in SQLite (id 10 → A, name 5 → B, author and categories 2 → C,
+// description 1 → D), so both backends match the same rows for the same text.
+type pgSearch struct{}
+
+func (pgSearch) insertRow() string {
+	return `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads, doc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
+			setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B') ||
+			setweight(to_tsvector('simple', ?), 'D') || setweight(to_tsvector('simple', ?), 'C') ||
+			setweight(to_tsvector('simple', ?), 'C'))`
+}
+
+func (pgSearch) rowArgs(rowid int64, d SearchDoc) []any {
+	cats := strings.Join(d.Categories, " ")
+	return append(ftsSearch{}.rowArgs(rowid, d), pgText(d.ID), pgText(d.Name), pgText(d.Description), pgText(d.Author), pgText(cats))
+}
+
+func (pgSearch) insertKeys() string {
+	return "INSERT INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?) ON CONFLICT DO NOTHING"
+}
+
+// replaced refreshes the planner's statistics of the rebuilt table: whether a word is
+// common (walk the rowid order, stop at the window) or rare (ask the GIN index) is read
+// from them, and autovacuum would update them only later.
+func (pgSearch) replaced(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "ANALYZE search"); err != nil {
+		return fmt.Errorf("store: analyze search: %w", err)
+	}
+	return nil
+}
+
+func (pgSearch) rowidOf(id string) (string, []any) {
+	return "SELECT rowid FROM search WHERE id = ? LIMIT 1", []any{id}
+}
+
+// text matches whole words with websearch_to_tsquery (each word quoted, so that "or" and
+// "-" are words, never operators) and prefixes with to_tsquery's :* (websearch has none),
+// as FTS5 matches "word" and "word"*. The category is left to categoryLike: the literal
+// match implies the phrase SQLite also asks its index for.
+func (pgSearch) text(words []string, whole bool, _ string, lo, hi int64) (string, []any) {
+	terms := make([]string, len(words))
+	for i, w := range words {
+		terms[i] = pgFold(w)
+	}
+	if whole {
+		return "search, websearch_to_tsquery('simple', ?) AS q WHERE doc @@ q AND rowid >= ? AND rowid < ?",
+			[]any{`"` + strings.Join(terms, `" "`) + `"`, lo, hi}
+	}
+	return "search, to_tsquery('simple', ?) AS q WHERE doc @@ q AND rowid >= ? AND rowid < ?",
+		[]any{"'" + strings.Join(terms, "':* & '") + "':*", lo, hi}
+}
+
+// score is ts_rank with the column weights (D, C, B, A) = (1, 2, 5, 10)/10, divided by
+// 1 + the log of the row's length (normalization 1), as bm25 favours short rows; negated,
+// as bm25 is, so that lower is more relevant.
+func (pgSearch) score() string     { return "-ts_rank('{0.1, 0.2, 0.5, 1.0}', doc, q, 1)::float8" }
+func (pgSearch) noScore() string   { return "0.0::float8" }
+func (pgSearch) downloads() string { return "downloads" }
+
+// categoryLike is ILIKE: SQLite's LIKE ignores the case of ASCII letters, and so does
+// ILIKE on the column's "C" collation (and only of those, as LIKE).
+func (pgSearch) categoryLike() string {
+	return `(' ' || categories || ' ') ILIKE ? ESCAPE '\'`
+}
+
+// pgText is s as the words SQLite's tokenizer indexes, folded (pgFold), one space apart.
+func pgText(s string) string {
+	words := ftsWords(s)
+	for i, w := range words {
+		words[i] = pgFold(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// pgFold folds a word as unicode61 remove_diacritics 2 does: lower case, combining marks
+// removed ("Übersicht" → "ubersicht").
+func pgFold(w string) string {
+	d := norm.NFD.String(strings.ToLower(w))
+	d = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Mn, r) {
+			return -1
+		}
+		return r
+	}, d)
+	return norm.NFC.String(d)
+}

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+)
+
+// searchSQL is what the two dialects' search tables do differently; the rest of search
+// (bands, keys, the bounded window, exact matches first, sorting and paging) is shared.
+// SQLite's table is FTS5 (ftsSearch), PostgreSQL's a table with a tsvector column under
+// a GIN index (pgSearch, search_postgres.go). Every source text returns is "search …
+// WHERE …" with the arguments terms, lo, hi, in that order.
+type searchSQL interface {
+	// insertRow is the INSERT of one row, with the arguments rowArgs gives.
+	insertRow() string
+	rowArgs(rowid int64, d SearchDoc) []any
+	// insertKeys inserts the two keys (key, rowid, key, rowid) of a row, a key already
+	// there ignored.
+	insertKeys() string
+	// replaced runs at the end of a full rebuild's transaction.
+	replaced(ctx context.Context, tx *sql.Tx) error
+	// rowidOf is the query of the rowid of id's row, and its arguments.
+	rowidOf(id string) (string, []any)
+	// text is the source of the rows matching words (as prefixes or, with whole, whole)
+	// in the rowid band [lo, hi), and of the category's words where the index can say.
+	text(words []string, whole bool, category string, lo, hi int64) (string, []any)
+	// score is the relevance of a row of a text source (lower is more relevant); noScore
+	// stands for it when the order needs none.
+	score() string
+	noScore() string
+	// downloads is the downloads column as an integer.
+	downloads() string
+	// categoryLike is the condition of a category pattern (likeEscape'd, with ESCAPE '\').
+	categoryLike() string
+}
+
+// searchSQL is the search dialect of the store's database.
+func (s *Store) searchSQL() searchSQL {
+	if s.dialect == Postgres {
+		return pgSearch{}
+	}
+	return ftsSearch{}
+}
+
+// ftsSearch is SQLite's search table: FTS5 with the unicode61 tokenizer (diacritics
+// removed), prefix indexes of 2 to 8 characters, rowids in kind bands (migrations 0001,
+// 0011, 0012).
+type ftsSearch struct{}
+
+func (ftsSearch) insertRow() string {
+	return `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+}
+
+func (ftsSearch) rowArgs(rowid int64, d SearchDoc) []any {
+	return []any{rowid, d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
+		d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads}
+}
+
+func (ftsSearch) insertKeys() string {
+	return "INSERT OR IGNORE INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?)"
+}
+
+func (ftsSearch) replaced(context.Context, *sql.Tx) error { return nil }
+
+// rowidOf finds id through the full-text index of its own column (the phrase of its
+// words), then compares it exactly: FTS5 has no index on id equality, and this is a
+// lookup, not a scan of the catalogue.
+func (ftsSearch) rowidOf(id string) (string, []any) {
+	if phrase := idPhrase(id); phrase != "" {
+		return "SELECT rowid FROM search WHERE search MATCH ? AND id = ? LIMIT 1", []any{phrase, id}
+	}
+	return "SELECT rowid FROM search WHERE id = ? LIMIT 1", []any{id}
+}
+
+func (ftsSearch) text(words []string, whole bool, category string, lo, hi int64) (string, []any) {
+	terms := ftsQuery(words)
+	if whole {
+		terms = wholeWords(words)
+	}
+	match := "(" + terms + ")"
+	if cw := ftsWords(category); len(cw) > 0 {
+		match += ` AND categories : "` + strings.Join(cw, " ") + `"`
+	}
+	return "search WHERE search MATCH ? AND rowid >= ? AND rowid < ?", []any{match, lo, hi}
+}
+
+func (ftsSearch) score() string     { return "bm25(search, 10.0, 5.0, 1.0, 2.0, 2.0)" }
+func (ftsSearch) noScore() string   { return "0.0" }
+func (ftsSearch) downloads() string { return "CAST(downloads AS INTEGER)" }
+
+func (ftsSearch) categoryLike() string { return `(' ' || categories || ' ') LIKE ? ESCAPE '\'` }
+
+// idPhrase is an FTS5 query matching rows whose id column holds the words of id in order
+// ("" when id has no word: the caller then compares every row).
+func idPhrase(id string) string {
+	words := ftsWords(id)
+	if len(words) == 0 {
+		return ""
+	}
+	return `id : "` + strings.Join(words, " ") + `"`
+}
+
+// ftsQuery turns words into an FTS5 query: each word becomes a quoted prefix term, so
+// user input can never be FTS syntax.
+func ftsQuery(words []string) string {
+	terms := make([]string, 0, len(words))
+	for _, w := range words {
+		terms = append(terms, `"`+w+`"*`)
+	}
+	return strings.Join(terms, " ")
+}
+
+// wholeWords is words as whole-word terms.
+func wholeWords(words []string) string {
+	terms := make([]string, 0, len(words))
+	for _, w := range words {
+		terms = append(terms, `"`+w+`"`)
+	}
+	return strings.Join(terms, " ")
+}
