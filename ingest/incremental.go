@@ -130,7 +130,11 @@ func fitError(err error) error {
 // swap it rebuilds everything. rebuildMu is held.
 func (s *Service) applyLocked(ctx context.Context, ids []string) (err error) {
 	b := s.built
-	if b == nil || b.list != s.List() || s.fallback.Load() != nil {
+	feed, full, err := s.feedCatchUp(ctx, &ids) // a replica's build first takes in the other replicas' changes (replica.go)
+	if err != nil {
+		return err
+	}
+	if full || b == nil || b.list != s.List() || s.fallback.Load() != nil {
 		return s.rebuildLocked(ctx, s.List(), false)
 	}
 	start := time.Now()
@@ -151,11 +155,11 @@ func (s *Service) applyLocked(ctx context.Context, ids []string) (err error) {
 			return err
 		}
 	}
-	serial, err := s.store.Serial(ctx)
+	serial, err := s.serialFor(ctx, feed)
 	if err != nil {
 		return err
 	}
-	docs, err := s.documents(b, serial)
+	docs, err := s.sharedDocuments(ctx, b, serial, true)
 	var lim *limitError
 	if errors.As(err, &lim) {
 		return s.refuseRebuild(lim.Error())

@@ -19,6 +19,7 @@ type state struct {
 	rels   []*store.Release
 	pkgs   map[string]*store.Package
 	serial int64
+	read   int64 // the serial read before the rows: a build at serial == read shows every change up to it
 }
 
 func (s *Service) loadState(ctx context.Context, l *index.List) (*state, error) {
@@ -37,7 +38,7 @@ func (s *Service) loadState(ctx context.Context, l *index.List) (*state, error) 
 	if err := s.loadQuarantines(ctx); err != nil {
 		return nil, err
 	}
-	return &state{list: l, rels: rels, pkgs: pkgs, serial: serial}, nil
+	return &state{list: l, rels: rels, pkgs: pkgs, serial: serial, read: serial}, nil
 }
 
 // limitError is documents a host would not take, or a change the guard holds back.
@@ -86,7 +87,7 @@ func (s *Service) build(ctx context.Context, st *state, force bool) (*built, *Ca
 	if b.exts, err = index.NewSet(b.policy.Order, exts); err != nil {
 		return nil, nil, nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
 	}
-	docs, err := s.documents(b, st.serial)
+	docs, err := s.sharedDocuments(ctx, b, st.serial, st.serial == st.read) // one build per serial over replicas (replica_docs.go)
 	if err != nil {
 		return nil, nil, nil, err
 	}
