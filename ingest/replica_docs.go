@@ -104,7 +104,7 @@ func (s *Service) buildShared(ctx context.Context, b *built, serial int64, count
 // storedOf is docs as the documents table holds them.
 func (s *Service) storedOf(docs *Documents) []store.StoredDocument {
 	meta, _ := json.Marshal(sharedMeta{Plugins: docs.Plugins, Total: docs.Total, Listed: docs.Listed, Mode: docs.Mode}) // plain fields: no error
-	at := docs.Kandev.LastModified // index documents name their time to the second
+	at := docs.Kandev.LastModified                                                                                      // index documents name their time to the second
 	out := make([]store.StoredDocument, 0, 2)
 	for _, d := range []struct {
 		name string
