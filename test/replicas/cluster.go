@@ -65,8 +65,8 @@ type Cluster struct {
 	plugins string // plugins.yaml path
 	logKey  string // the log key file every replica signs with
 
-	DatabaseURL string   // --database ("" when embedded)
-	BlobsURL    string   // --blobs ("" when embedded)
+	DatabaseURL string    // --database ("" when embedded)
+	BlobsURL    string    // --blobs ("" when embedded)
 	PG          *Postgres // nil when embedded
 	Bucket      *Bucket   // nil when embedded
 	Replicas    []*Replica

@@ -306,7 +306,7 @@ func checkAbsent(t *testing.T, c *replicas.Cluster, pkg replicas.Package) {
 	sha := pkg.SHA256()
 	for query, arg := range map[string][]any{
 		"SELECT count(*)::text FROM releases WHERE package_id = $1 AND version = $2": {pkg.ID, pkg.Version},
-		"SELECT count(*)::text FROM blobs WHERE sha256 = $1":                          {sha},
+		"SELECT count(*)::text FROM blobs WHERE sha256 = $1":                         {sha},
 	} {
 		rows, err := replicas.Query(c.DatabaseURL, query, arg...)
 		if err != nil {
