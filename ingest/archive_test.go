@@ -92,7 +92,7 @@ func TestArchiveThenPublish(t *testing.T) {
 		t.Errorf("the unarchived package still says archived")
 	}
 	publishOK(t, s, "acme-hello", "1.1.0", "second")
-	entries, err := s.store.AuditLog(ctx, 50, 0)
+	entries, err := s.db().AuditLog(ctx, 50, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

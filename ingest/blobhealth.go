@@ -121,7 +121,7 @@ func (s *Service) CheckBlobsExist(ctx context.Context) error {
 		if len(r.Uses) == 0 {
 			continue
 		}
-		err := s.store.Blobs.StatVerified(r.SHA256, r.Size)
+		err := s.blobs.Stat(ctx, r.SHA256, r.Size)
 		changed = s.setDamage(r.SHA256, problemOf(r, err)) || changed
 	}
 	if changed {
@@ -153,7 +153,7 @@ func (s *Service) ScrubOnce(ctx context.Context, pause time.Duration) error {
 		if len(r.Uses) == 0 {
 			continue
 		}
-		err := s.store.Blobs.Check(r.SHA256, r.Size)
+		err := s.blobs.Check(ctx, r.SHA256, r.Size)
 		p := problemOf(r, err)
 		if s.setDamage(r.SHA256, p) {
 			changed = true
@@ -217,15 +217,18 @@ func (s *Service) RunScrub(ctx context.Context, interval time.Duration) {
 // repairBlob puts the verified bytes of an identical re-publish in place of old's package
 // blob when that blob is damaged (missing, truncated, or known corrupt): re-publishing the
 // same bytes is how an author or operator repairs a release. rebuildMu is held.
-func (s *Service) repairBlob(u *Upload, old *store.Release) error {
-	f, err := s.store.Blobs.OpenVerified(old.SHA256, old.Size)
-	if err == nil {
-		_ = f.Close()
-		if !s.BlobDamaged(old.SHA256) {
-			return nil
+func (s *Service) repairBlob(ctx context.Context, u *Upload, old *store.Release) error {
+	err := s.blobs.Stat(ctx, old.SHA256, old.Size)
+	if err == nil && !s.BlobDamaged(old.SHA256) {
+		return nil
+	}
+	// A put keeps a blob already present, damaged or not: the damaged one goes first.
+	if !errors.Is(err, store.ErrBlobMissing) {
+		if err := s.blobs.Remove(ctx, old.SHA256); err != nil {
+			return storageErr("repair the package blob", err)
 		}
 	}
-	if err := s.store.Blobs.Adopt(u.f.Name(), old.SHA256); err != nil {
+	if err := s.blobs.Put(ctx, old.SHA256, old.Size, u.f.Name()); err != nil {
 		return storageErr("repair the package blob", err)
 	}
 	s.log.Info("blob repaired by an identical re-publish", "sha256", old.SHA256, "release", old.PackageID+"@"+old.Version)

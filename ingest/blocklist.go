@@ -114,7 +114,7 @@ func CheckBlock(sha, reason string) (string, string, error) {
 // reports whether sha was new (a second add replaces the reason). `registry blocklist add`
 // calls it with the store the server uses; a running server reads the blocklist at every
 // publish, so the entry is in force at once.
-func AddBlock(ctx context.Context, st *store.Store, actor, sha, reason string) (*store.Block, bool, error) {
+func AddBlock(ctx context.Context, st BlockStore, actor, sha, reason string) (*store.Block, bool, error) {
 	sha, reason, err := CheckBlock(sha, reason)
 	if err != nil {
 		return nil, false, err
@@ -130,7 +130,7 @@ func AddBlock(ctx context.Context, st *store.Store, actor, sha, reason string) (
 
 // RemoveBlock takes sha off the blocklist, audited as actor's blocklist.remove;
 // ErrNotFound when it is not on it.
-func RemoveBlock(ctx context.Context, st *store.Store, actor, sha string) error {
+func RemoveBlock(ctx context.Context, st BlockStore, actor, sha string) error {
 	norm := strings.ToLower(strings.TrimSpace(sha))
 	audit := store.AuditEntry{Actor: actor, Action: "blocklist.remove", Target: norm, Outcome: "ok"}
 	err := st.RemoveBlock(ctx, norm, audit)

@@ -189,7 +189,7 @@ func TestBlocklistAdmin(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Reason != "malware" || list[0].AddedBy != "admin" {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
-	log, err := s.store.AuditLog(ctx, 5, 0)
+	log, err := s.db().AuditLog(ctx, 5, 0)
 	if err != nil || len(log) == 0 || log[0].Action != "blocklist.add" || log[0].Target != good {
 		t.Errorf("audit = %+v, %v", log, err)
 	}

@@ -15,7 +15,7 @@ func TestPublishStoresCard(t *testing.T) {
 	ctx := context.Background()
 	s := newPublishService(t, publishList(), Config{})
 	publishOK(t, s, "acme-hello", "1.0.0", "Says hello")
-	rel, err := s.Store().Release(ctx, "acme-hello", "1.0.0")
+	rel, err := s.db().Release(ctx, "acme-hello", "1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestCurationNarrowsEverywhere(t *testing.T) {
 	if up.Upgrade != "none" {
 		t.Errorf("upgrade from 1.1.0 on 0.94.0 = %s, want none (2.0.0 is curated away)", up.Upgrade)
 	}
-	entries, err := s.store.AuditLog(ctx, 5, 0)
+	entries, err := s.db().AuditLog(ctx, 5, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestCurationNarrowsEverywhere(t *testing.T) {
 	if had, err := s.ClearCompat(ctx, anAdmin, "p-multi", "2.0.0"); err != nil || had {
 		t.Fatalf("a second ClearCompat = %v, %v; want false: nothing to clear", had, err)
 	}
-	if entries, err = s.store.AuditLog(ctx, 5, 0); err != nil {
+	if entries, err = s.db().AuditLog(ctx, 5, 0); err != nil {
 		t.Fatal(err)
 	}
 	if entries[0].Action != "compat_clear" || entries[1].Action != "compat_set" {

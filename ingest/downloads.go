@@ -15,12 +15,12 @@ import (
 type downloadCounter struct {
 	mu      sync.Mutex
 	pending map[store.DownloadDay]int64
-	store   *store.Store
+	store   MediaStore
 	log     *slog.Logger
 	now     func() time.Time // the day of a download is the day it was counted, not flushed
 }
 
-func newDownloadCounter(st *store.Store, log *slog.Logger) *downloadCounter {
+func newDownloadCounter(st MediaStore, log *slog.Logger) *downloadCounter {
 	return &downloadCounter{pending: map[store.DownloadDay]int64{}, store: st, log: log, now: time.Now}
 }
 

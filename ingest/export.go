@@ -137,16 +137,20 @@ func (s *Service) writeSnapshot(ctx context.Context, root string) ([]exportFile,
 			continue // quarantine.go: a mirror must not serve what the registry answers 410 for
 		}
 		fid := FileID(r.PackageID)
-		blobs := []exportFile{{rel: filepath.Join("packages", fid, fmt.Sprintf("%s-%s.tar.gz", fid, r.Version)), sha: r.SHA256}}
+		blobs := []exportFile{{rel: filepath.Join("packages", fid, fmt.Sprintf("%s-%s.tar.gz", fid, r.Version)), sha: r.SHA256, n: r.Size}}
 		if r.IconSHA256 != "" {
-			blobs = append(blobs, exportFile{rel: filepath.Join("icons", r.IconSHA256+"."+r.IconExt), sha: r.IconSHA256})
+			n, err := s.store.BlobSize(ctx, r.IconSHA256) // a release read back has no IconSize
+			if err != nil {
+				return nil, fmt.Errorf("ingest: export: icon %s of %s@%s: %w", r.IconSHA256, r.PackageID, r.Version, err)
+			}
+			blobs = append(blobs, exportFile{rel: filepath.Join("icons", r.IconSHA256+"."+r.IconExt), sha: r.IconSHA256, n: n})
 		}
 		for _, f := range blobs {
 			if seen[f.rel] {
 				continue
 			}
 			seen[f.rel] = true
-			if f.n, err = s.copyBlob(f.sha, filepath.Join(root, f.rel)); err != nil {
+			if f.n, err = s.copyBlob(ctx, f.sha, f.n, filepath.Join(root, f.rel)); err != nil {
 				return nil, err
 			}
 			files = append(files, f)
@@ -156,8 +160,8 @@ func (s *Service) writeSnapshot(ctx context.Context, root string) ([]exportFile,
 	return files, nil
 }
 
-func (s *Service) copyBlob(sha, dst string) (int64, error) {
-	src, err := s.store.Blobs.Open(sha)
+func (s *Service) copyBlob(ctx context.Context, sha string, size int64, dst string) (int64, error) {
+	src, err := s.blobs.Open(ctx, sha, size)
 	if err != nil {
 		return 0, fmt.Errorf("ingest: export %s: blob %s: %w", dst, sha, err)
 	}

@@ -172,7 +172,7 @@ func TestFailedExportKeepsThePreviousOne(t *testing.T) {
 	if err != nil || len(rels) != 1 {
 		t.Fatal(rels, err)
 	}
-	blob := svc.store.Blobs.Path(rels[0].SHA256)
+	blob := svc.db().Blobs.Path(rels[0].SHA256)
 	data, err := os.ReadFile(blob)
 	if err != nil {
 		t.Fatal(err)

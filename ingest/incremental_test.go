@@ -34,7 +34,7 @@ func TestIncrementalMatchesFullRebuild(t *testing.T) {
 	if v := indexed(s, "filler-a"); v != "" {
 		t.Errorf("filler-a, whose only version is yanked, is still listed at %q", v)
 	}
-	fresh := New(s.Store(), s.List(), s.cfg, discard())
+	fresh := New(s.db(), s.List(), s.cfg, discard())
 	t.Cleanup(fresh.Close)
 	if err := fresh.Rebuild(ctx); err != nil {
 		t.Fatal(err)

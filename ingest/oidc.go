@@ -33,7 +33,7 @@ const discoveryTimeout = 15 * time.Second
 // token scoped to the package ids that plugins.yaml lists for the token's repository.
 // It is safe for concurrent use.
 type TrustedPublishing struct {
-	store    *store.Store
+	store    OIDCStore
 	list     func() *index.List
 	issuer   string
 	audience string
@@ -50,7 +50,7 @@ type TrustedPublishing struct {
 // audience. Nothing is fetched until the first Exchange: the issuer's discovery document
 // (/.well-known/openid-configuration) and then its jwks_uri are the only URLs it reads.
 // ctx carries values for the background key-set fetches; its cancellation is ignored.
-func NewTrustedPublishing(ctx context.Context, st *store.Store, list func() *index.List, issuer, audience string, log *slog.Logger) *TrustedPublishing {
+func NewTrustedPublishing(ctx context.Context, st OIDCStore, list func() *index.List, issuer, audience string, log *slog.Logger) *TrustedPublishing {
 	return &TrustedPublishing{
 		store: st, list: list, log: log,
 		issuer:   strings.TrimSuffix(issuer, "/"),

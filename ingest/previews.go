@@ -94,7 +94,8 @@ func PreviewPath(p *store.Preview) string {
 // previewJob copies the previews of the list in force, one pass at a time on one
 // goroutine; the records it holds are what pages and /previews/ read, never the database.
 type previewJob struct {
-	store *store.Store
+	store MediaStore
+	blobs Blobs
 	fetch *previewFetcher // nil when no host is allow-listed
 	retry time.Duration
 	log   *slog.Logger
@@ -117,8 +118,8 @@ type previewJob struct {
 	running   sync.WaitGroup // the run goroutine, so Close can wait for it
 }
 
-func newPreviewJob(st *store.Store, cfg PreviewConfig, log *slog.Logger) *previewJob {
-	j := &previewJob{store: st, retry: cfg.Retry, log: log, now: func() time.Time { return time.Now().UTC() },
+func newPreviewJob(st MediaStore, b Blobs, cfg PreviewConfig, log *slog.Logger) *previewJob {
+	j := &previewJob{store: st, blobs: b, retry: cfg.Retry, log: log, now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), idle: make(chan struct{})}
 	if len(cfg.Hosts) > 0 {
 		j.fetch = newPreviewFetcher(cfg)
@@ -301,7 +302,7 @@ func (j *previewJob) copyOne(ctx context.Context, u string) (*store.Preview, err
 		}
 		return j.store.RecordPreviewFailed(ctx, u, perr.Rule, perr.Message)
 	}
-	sha, err := j.store.Blobs.Put(data)
+	sha, err := j.blobs.PutBytes(ctx, data)
 	if err != nil {
 		return nil, err
 	}

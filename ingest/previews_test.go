@@ -177,10 +177,10 @@ func TestPreviewFetchedOnce(t *testing.T) {
 	if diff := cmp.Diff(want, p, cmpIgnoreTimes); diff != "" {
 		t.Errorf("record (-want +got):\n%s", diff)
 	}
-	if got, err := s.Store().Blobs.ReadAll(p.SHA256); err != nil || !bytes.Equal(got, img) {
+	if got, err := s.db().Blobs.ReadAll(p.SHA256); err != nil || !bytes.Equal(got, img) {
 		t.Errorf("blob %s: %d bytes, %v; want the image's %d bytes", p.SHA256, len(got), err, len(img))
 	}
-	if size, err := s.Store().BlobSize(context.Background(), p.SHA256); err != nil || size != int64(len(img)) {
+	if size, err := s.db().BlobSize(context.Background(), p.SHA256); err != nil || size != int64(len(img)) {
 		t.Errorf("blob row: size %d, %v; want %d (a blob without a row is removed at start)", size, err, len(img))
 	}
 	if got := s.ListedPreview(p.SHA256); got == nil || got.URL != p.URL {
@@ -335,11 +335,11 @@ func TestPreviewsOffByDefault(t *testing.T) {
 	if _, ok := s.Preview(host.URL + "/cover.png"); ok {
 		t.Errorf("a zero config recorded an attempt")
 	}
-	sha, err := s.Store().Blobs.Put(img)
+	sha, err := s.db().Blobs.Put(img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Store().RecordPreviewFetched(context.Background(), host.URL+"/cover.png", sha, "image/png", int64(len(img))); err != nil {
+	if _, err := s.db().RecordPreviewFetched(context.Background(), host.URL+"/cover.png", sha, "image/png", int64(len(img))); err != nil {
 		t.Fatal(err)
 	}
 	reload(t, s, previewList(host.URL+"/cover.png"))

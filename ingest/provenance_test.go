@@ -111,7 +111,7 @@ func TestProvenanceAllowedByPinReset(t *testing.T) {
 	if p := s.checkProvenance(ctx, "acme-plugin", lst, nil); p == nil || p.Rule != "provenance.missing" {
 		t.Fatalf("unsigned after a signed release: %v, want provenance.missing", p)
 	}
-	if err := s.store.DeletePin(ctx, "acme-plugin", store.AuditEntry{Actor: "cli", Action: "pin.reset", Target: "acme-plugin", Outcome: "ok"}); err != nil {
+	if err := s.db().DeletePin(ctx, "acme-plugin", store.AuditEntry{Actor: "cli", Action: "pin.reset", Target: "acme-plugin", Outcome: "ok"}); err != nil {
 		t.Fatal(err)
 	}
 	if p := s.checkProvenance(ctx, "acme-plugin", lst, nil); p != nil {
@@ -135,7 +135,7 @@ func TestProvenanceRepinIsAudited(t *testing.T) {
 	if p := s.checkProvenance(ctx, "acme-plugin", lst, signed("acme/plugin", "100", ".github/workflows/publish.yml")); p != nil {
 		t.Fatal(p)
 	}
-	entries, err := s.store.AuditLog(ctx, 10, 0)
+	entries, err := s.db().AuditLog(ctx, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

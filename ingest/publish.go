@@ -192,7 +192,7 @@ func (s *Service) commitRow(ctx context.Context, u *Upload, c checked) (*Publish
 	}
 	if old, err := s.store.Release(ctx, rep.ID, rep.Version); err == nil {
 		if old.SHA256 == rep.SHA256 {
-			if err := s.repairBlob(u, old); err != nil {
+			if err := s.repairBlob(ctx, u, old); err != nil {
 				return nil, 0, err
 			}
 		}
@@ -275,17 +275,26 @@ func (s *Service) storeRelease(ctx context.Context, u *Upload, rel *store.Releas
 	var created []string
 	undo := func() {
 		for _, sha := range created {
-			if err := s.store.Blobs.Remove(sha); err != nil {
+			// Not the request's context: a publish cut short must not leave its blob.
+			if err := s.blobs.Remove(context.WithoutCancel(ctx), sha); err != nil {
 				s.log.Error("orphan blob left after a failed publish", "sha256", sha, "err", err)
 			}
 		}
 	}
-	adopt := func(path, sha, what string) error {
-		_, statErr := os.Stat(s.store.Blobs.Path(sha))
-		if err := s.store.Blobs.Adopt(path, sha); err != nil {
+	put := func(path, sha string, size int64, what string) error {
+		// Only a blob this publish created is undone: one already there may be another
+		// release's (the same icon, the same bytes under another version).
+		serr := s.blobs.Stat(ctx, sha, size)
+		fresh := errors.Is(serr, store.ErrBlobMissing)
+		if errors.Is(serr, store.ErrBlobCorrupt) { // damaged: these verified bytes replace it
+			if err := s.blobs.Remove(ctx, sha); err != nil {
+				return storageErr("replace the damaged "+what+" blob", err)
+			}
+		}
+		if err := s.blobs.Put(ctx, sha, size, path); err != nil {
 			return storageErr("store the "+what, err)
 		}
-		if statErr != nil {
+		if fresh {
 			created = append(created, sha)
 		}
 		return nil
@@ -296,15 +305,15 @@ func (s *Service) storeRelease(ctx context.Context, u *Upload, rel *store.Releas
 		if err != nil {
 			return nil, err
 		}
-		defer os.Remove(p) // a no-op once adopted
+		defer os.Remove(p) // a no-op once a blob folder renamed it in
 		iconPath = p
 	}
-	if err := adopt(u.f.Name(), rel.SHA256, "package"); err != nil {
+	if err := put(u.f.Name(), rel.SHA256, rel.Size, "package"); err != nil {
 		undo()
 		return nil, err
 	}
 	if iconPath != "" {
-		if err := adopt(iconPath, rel.IconSHA256, "icon"); err != nil {
+		if err := put(iconPath, rel.IconSHA256, rel.IconSize, "icon"); err != nil {
 			undo()
 			return nil, err
 		}
@@ -322,10 +331,9 @@ func (s *Service) storeRelease(ctx context.Context, u *Upload, rel *store.Releas
 	return saved, nil
 }
 
-// spoolIcon writes icon bytes to a temporary file in the blob store, through the same
-// writer seam as uploads.
+// spoolIcon writes icon bytes to a spool file, through the same writer seam as uploads.
 func (s *Service) spoolIcon(data []byte) (string, error) {
-	f, err := s.store.Blobs.TempFile("icon-*")
+	f, err := s.SpoolFile("icon-*")
 	if err != nil {
 		return "", storageErr("store the icon", err)
 	}

@@ -52,7 +52,7 @@ func TestPublishAuthorisesFromTheFileNameBeforeReading(t *testing.T) {
 			}
 		})
 	}
-	if files := blobFiles(t, s.store); len(files) != 0 {
+	if files := blobFiles(t, s.db()); len(files) != 0 {
 		t.Errorf("refusals left files: %v", files)
 	}
 }

@@ -216,7 +216,7 @@ func TestFullDiskLeavesNoOrphanBlob(t *testing.T) {
 	if !errors.Is(err, ErrStorageFull) || !errors.As(err, &se) || !strings.Contains(se.Op, "icon") {
 		t.Fatalf("err = %v, want a StorageError on the icon", err)
 	}
-	if files := blobFiles(t, s.store); len(files) != 0 {
+	if files := blobFiles(t, s.db()); len(files) != 0 {
 		t.Errorf("a failed publish left %v", files)
 	}
 	if _, err := s.store.Release(context.Background(), "acme-hello", "1.0.0"); !errors.Is(err, store.ErrNotFound) {
@@ -276,7 +276,7 @@ func TestFailedInsertLeavesNoOrphanBlob(t *testing.T) {
 		t.Fatalf("err = %v, want the insert's context.Canceled", err)
 	}
 	_ = u.Close()
-	if files := blobFiles(t, s.store); len(files) != 0 {
+	if files := blobFiles(t, s.db()); len(files) != 0 {
 		t.Errorf("a failed insert left %v", files)
 	}
 }

@@ -40,7 +40,7 @@ func exposed(t *testing.T, s *Service) exposure {
 		t.Fatal(err)
 	}
 	e.Host = entriesOf(t, hd.Kandev.Body)
-	if e.Search, _, err = s.store.Search(ctx, store.SearchQuery{Q: "hello", Limit: 50}); err != nil {
+	if e.Search, _, err = s.db().Search(ctx, store.SearchQuery{Q: "hello", Limit: 50}); err != nil {
 		t.Fatal(err)
 	}
 	items, _ := s.Catalog().Views().List("", "", SortName, 0, 50)

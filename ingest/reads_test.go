@@ -18,7 +18,7 @@ func TestOpenBlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	s := &Service{store: st}
+	s := &Service{store: st, blobs: st.Blobs.Folder()}
 	data := []byte("package bytes")
 	sha, err := st.Blobs.Put(data)
 	if err != nil {
@@ -36,7 +36,7 @@ func TestOpenBlob(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := s.OpenBlob(tt.sha, tt.size)
+			r, err := s.OpenBlob(context.Background(), tt.sha, tt.size)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("OpenBlob err = %v, want %v", err, tt.wantErr)
 			}

@@ -220,7 +220,7 @@ func (s *Service) ResolveReport(ctx context.Context, a Actor, id int64, text, ac
 // quarantine). A bad text or action is 422 with every problem (report.resolution.*,
 // report.action), an unknown id 404 report.unknown, a resolved one 409 report.resolved.
 // It is audited as "report_resolve" by actor.
-func ResolveReport(ctx context.Context, st *store.Store, actor string, id int64, text, action string) (*store.Report, error) {
+func ResolveReport(ctx context.Context, st ReportStore, actor string, id int64, text, action string) (*store.Report, error) {
 	if probs := resolutionProblems(text, action); len(probs) > 0 {
 		return nil, &Refusal{Kind: ErrInvalid, Message: "report " + fmt.Sprint(id) + " was not resolved: " + probs[0].Message, Problems: probs}
 	}

@@ -237,7 +237,7 @@ func TestResolveReport(t *testing.T) {
 	if err != nil || len(shown) != 1 || shown[0].ID != r.ID {
 		t.Errorf("actioned reports = %+v, %v", shown, err)
 	}
-	log, err := s.store.AuditLog(ctx, 1, 0)
+	log, err := s.db().AuditLog(ctx, 1, 0)
 	if err != nil || log[0].Action != "report_resolve" || log[0].Target != "acme-hello@1.0.0" || log[0].Actor != "admin" {
 		t.Errorf("audit = %+v, %v", log, err)
 	}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
@@ -65,6 +66,14 @@ type Config struct {
 	// LogTile, when set (translog.Log.Tile), reads a tile of the log, so that an export
 	// carries the log's tiles and a mirror can be audited like the registry.
 	LogTile func(ctx context.Context, t tlog.Tile) ([]byte, error)
+	// Blobs holds the package, icon and preview bytes (a folder or an S3 bucket; see
+	// Blobs). Nil: the folder of the *store.Store New is given (st.Blobs.Folder(),
+	// DATA/blobs), today's embedded default.
+	Blobs Blobs
+	// BlobRedirect, when over 0, answers package downloads with a pre-signed URL of the
+	// blob valid this long (serve --blobs-redirect) when Blobs is a BlobSigner (S3); a
+	// folder's downloads are streamed whatever it says.
+	BlobRedirect time.Duration
 }
 
 // Actor is who asks: resolved from a token by the caller.
@@ -78,7 +87,8 @@ type Actor struct {
 
 // Service runs the pipeline over one store. It is safe for concurrent use.
 type Service struct {
-	store *store.Store
+	store Store
+	blobs Blobs
 	cfg   Config
 	log   *slog.Logger
 	now   func() time.Time
@@ -107,6 +117,8 @@ type Service struct {
 
 	quar atomic.Pointer[quarantineSet] // the quarantines in force (quarantine.go)
 
+	replica replicaState // following the change feed, sharing documents (replica.go); off by default
+
 	// ctx is the Service's own context: rebuilds after a committed change and their
 	// retries run on it, not on a request's. Close cancels it.
 	ctx    context.Context
@@ -121,8 +133,10 @@ type Service struct {
 	beforeInstall func()
 }
 
-// New returns a Service over st with the curated list l. Call Rebuild before serving.
-func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service {
+// New returns a Service over st with the curated list l. Call Rebuild before serving. The
+// blobs are cfg.Blobs, or, when that is nil, st's own folder: then st must be a
+// *store.Store (New panics otherwise, a wiring mistake no request could cause).
+func New(st Store, l *index.List, cfg Config, log *slog.Logger) *Service {
 	if cfg.MaxShrink == 0 {
 		cfg.MaxShrink = 0.5
 	}
@@ -133,21 +147,29 @@ func New(st *store.Store, l *index.List, cfg Config, log *slog.Logger) *Service 
 		cfg.SourceName = "Plugin Registry"
 	}
 	cfg.Policy.Limit, cfg.Policy.BaseURL = cfg.MaxIndexBytes, cfg.PublicURL
-	s := &Service{store: st, cfg: cfg, log: log, now: func() time.Time { return time.Now().UTC() }, manifests: newManifestCache(manifestCacheSize)}
+	s := &Service{store: st, blobs: blobsOf(st, cfg.Blobs), cfg: cfg, log: log, now: func() time.Time { return time.Now().UTC() }, manifests: newManifestCache(manifestCacheSize)}
 	s.persist = newPersister(s.writePersisted)
 	s.builds = newBuildQueue()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.list.Store(l)
 	s.downloads = newDownloadCounter(st, log)
-	s.previews = newPreviewJob(st, cfg.Previews, log)
+	s.previews = newPreviewJob(st, s.blobs, cfg.Previews, log)
 	s.previews.copied = s.refreshPreviews // so that index.json carries the copies
 	return s
 }
 
-// Store returns the underlying store, for pull sync (its state, pins, spool files) and
-// tests. The HTTP server does not use it: it reads through server.Metadata and the
-// accessors in reads.go (docs/architecture.md).
-func (s *Service) Store() *store.Store { return s.store }
+// blobsOf is the blob store a Service uses: the configured one, else the local folder of
+// the embedded default's store.
+func blobsOf(st Store, b Blobs) Blobs {
+	if b != nil {
+		return b
+	}
+	local, ok := st.(*store.Store)
+	if !ok {
+		panic(fmt.Sprintf("ingest: Config.Blobs is nil and the store (%T) has no local blob folder: pass the blob store in Config.Blobs", st))
+	}
+	return local.Blobs.Folder()
+}
 
 // List returns the curated list in force.
 func (s *Service) List() *index.List { return s.list.Load() }

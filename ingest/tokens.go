@@ -58,7 +58,7 @@ type TokenSpec struct {
 }
 
 // CreateToken makes a token, stores its hash and returns the secret (shown once).
-func CreateToken(ctx context.Context, st *store.Store, spec TokenSpec, actor string) (string, *store.Token, error) {
+func CreateToken(ctx context.Context, st TokenMaker, spec TokenSpec, actor string) (string, *store.Token, error) {
 	id, secret, err := newSecret()
 	if err != nil {
 		return "", nil, err
@@ -81,13 +81,13 @@ func CreateToken(ctx context.Context, st *store.Store, spec TokenSpec, actor str
 
 // Authenticator resolves bearer tokens to actors.
 type Authenticator struct {
-	store     *store.Store
+	store     TokenStore
 	adminHash string // sha256 of REGISTRY_ADMIN_TOKEN, when set
 	now       func() time.Time
 }
 
 // NewAuthenticator returns an Authenticator; adminSecret is REGISTRY_ADMIN_TOKEN ("" for none).
-func NewAuthenticator(st *store.Store, adminSecret string) *Authenticator {
+func NewAuthenticator(st TokenStore, adminSecret string) *Authenticator {
 	a := &Authenticator{store: st, now: time.Now}
 	if adminSecret != "" {
 		a.adminHash = HashToken(adminSecret)
@@ -126,7 +126,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Actor,
 
 // EnsureAdminToken creates an admin token on first start when none exists and no
 // REGISTRY_ADMIN_TOKEN is set; it returns the secret to print once ("" when nothing was made).
-func EnsureAdminToken(ctx context.Context, st *store.Store, envSet bool) (string, error) {
+func EnsureAdminToken(ctx context.Context, st AdminTokens, envSet bool) (string, error) {
 	if envSet {
 		return "", nil
 	}

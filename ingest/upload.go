@@ -5,14 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/pluginyard/registry/verify"
 )
 
 // Upload is a package being received. Its file name and actor were checked against the
 // curated list when it began, before any byte of it was read; its bytes are spooled to the
-// blob store's temporary area, so a caller can read the rest of a request (a bundle part
+// local spool folder (SpoolFile), so a caller can read the rest of a request (a bundle part
 // after the package part) before anything is published. Close it when done.
 type Upload struct {
 	s      *Service
@@ -42,7 +44,7 @@ func (s *Service) BeginUpload(a Actor, fileName string) (*Upload, error) {
 }
 
 func (s *Service) openUpload(a Actor, fileName string, t *target) (*Upload, error) {
-	f, err := s.store.Blobs.TempFile("upload-*")
+	f, err := s.SpoolFile("upload-*")
 	if err != nil {
 		return nil, storageErr("spool the upload", err)
 	}
@@ -68,7 +70,7 @@ func (u *Upload) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
-// Close removes the spool (a no-op once published: the blob store adopted it).
+// Close removes the spool (a no-op once published into a blob folder, which renamed it).
 func (u *Upload) Close() error {
 	if u.f == nil {
 		return nil
@@ -80,6 +82,46 @@ func (u *Upload) Close() error {
 		return nil
 	}
 	return err
+}
+
+// SpoolDir is the folder, in the store's local state folder, where uploads, icons and
+// pulled assets are written before they are verified and put in the blob store. Every
+// replica has its own; CleanSpool empties it at start.
+const SpoolDir = "spool"
+
+// SpoolFile creates a temporary file in the local spool folder (creating the folder on
+// first use). The caller removes it; Blobs.Put takes it by path.
+func (s *Service) SpoolFile(pattern string) (*os.File, error) {
+	dir := filepath.Join(s.store.Dir(), SpoolDir)
+	f, err := os.CreateTemp(dir, pattern)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o750); err == nil {
+			f, err = os.CreateTemp(dir, pattern)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ingest: spool file in %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// CleanSpool removes what interrupted uploads left in the spool folder; serve runs it at
+// start, before anything publishes.
+func (s *Service) CleanSpool() error {
+	dir := filepath.Join(s.store.Dir(), SpoolDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: clean spool: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("ingest: clean spool: %w", err)
+		}
+	}
+	return nil
 }
 
 // maxCompressed is the largest package any kind may be.

@@ -159,7 +159,7 @@ func TestWebhookPublishDeliveredSigned(t *testing.T) {
 	clock := newFakeClock()
 	rc := newReceiver(t, clock)
 	svc := newPublishService(t, publishList(), Config{})
-	w := newWebhooks(t, svc.store, mustWebhookConfig(t, oneEndpoint(rc.URL, "")), clock)
+	w := newWebhooks(t, svc.db(), mustWebhookConfig(t, oneEndpoint(rc.URL, "")), clock)
 	res := publishOK(t, svc, "acme-hello", "1.0.0", "Says hello")
 	bad := plugin(t, "acme-hello", "1.1.0", strings.Repeat("long ", 1000))
 	if _, err := svc.Publish(context.Background(), PublishInput{Package: bytes.NewReader(bad), FileName: PackageFileName("acme-hello", "1.1.0"), Actor: anAdmin}); err == nil {
@@ -201,7 +201,7 @@ func TestWebhookPublishDeliveredSigned(t *testing.T) {
 	if h := got[0].Header; !strings.HasPrefix(h.Get("webhook-signature"), "v1,") || h.Get("Content-Type") != "application/json" {
 		t.Errorf("headers = %v", h)
 	}
-	for _, d := range deliveries(t, svc.store) {
+	for _, d := range deliveries(t, svc.db()) {
 		if d.State != store.WebhookDelivered || d.Attempts != 1 || d.LastStatus != http.StatusNoContent {
 			t.Errorf("delivery %+v, want delivered in one attempt", d)
 		}
@@ -547,7 +547,7 @@ func TestWebhookEventFilter(t *testing.T) {
 	rc := newReceiver(t, clock)
 	svc := newPublishService(t, publishList(), Config{})
 	cfg := mustWebhookConfig(t, "endpoints:\n  - name: yanks\n    url: "+rc.URL+"\n    secret_env: S\n    events: [release.yanked]\n    allow_private: true\n")
-	w := newWebhooks(t, svc.store, cfg, clock)
+	w := newWebhooks(t, svc.db(), cfg, clock)
 	publishOK(t, svc, "acme-hello", "1.0.0", "Says hello")
 	if err := svc.Yank(context.Background(), anAdmin, "acme-hello", "1.0.0", true, ""); err != nil {
 		t.Fatal(err)

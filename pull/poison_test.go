@@ -141,7 +141,7 @@ func newPoisonEnv(t *testing.T, maxIndex int) *env {
 	}
 	gh := githubtest.New()
 	t.Cleanup(gh.Close)
-	s, err := pull.New(svc, pull.Config{Client: pull.ClientConfig{API: gh.URL, Token: ghToken, UserAgent: "registry-test"}}, log)
+	s, err := pull.New(svc, st, pull.Config{Client: pull.ClientConfig{API: gh.URL, Token: ghToken, UserAgent: "registry-test"}}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

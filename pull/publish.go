@@ -98,10 +98,10 @@ func (s *Syncer) downloadFailed(c *check, name, tag string, err error) {
 	c.errored(fmt.Errorf("download %s of release %s: %w", name, tag, err))
 }
 
-// download spools an asset to a temporary file in the blob area and returns it rewound,
-// with its sha256.
+// download spools an asset to a file in ingest's spool folder and returns it rewound, with
+// its sha256.
 func (s *Syncer) download(ctx context.Context, a Asset) (*os.File, string, error) {
-	f, err := s.st.Blobs.TempFile("sync-*")
+	f, err := s.svc.SpoolFile("sync-*")
 	if err != nil {
 		return nil, "", err
 	}

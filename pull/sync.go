@@ -30,12 +30,24 @@ type Config struct {
 	Progress func(Result)
 }
 
+// Store is what a Syncer keeps in the metadata store beside the releases it publishes
+// through ingest: each repository's sync state, the signer pins, the GitHub stats shown on
+// pages, and its audit entries. *store.Store implements it.
+type Store interface {
+	SyncStates(ctx context.Context) ([]store.SyncState, error)
+	PutSyncState(ctx context.Context, st store.SyncState) error
+	PinOnFirstUse(ctx context.Context, p store.Pin) (*store.Pin, error)
+	Package(ctx context.Context, id string) (*store.Package, error)
+	SetRepoStats(ctx context.Context, id string, stars *int, pushedAt *time.Time) error
+	Audit(ctx context.Context, e store.AuditEntry) error
+}
+
 // Syncer pulls the latest GitHub release of every repository the curated list names and
 // publishes it through the ingest pipeline. Rounds never overlap; it is safe for
 // concurrent use.
 type Syncer struct {
 	svc      *ingest.Service
-	st       *store.Store
+	st       Store
 	gh       *Client
 	log      *slog.Logger
 	now      func() time.Time
@@ -45,8 +57,9 @@ type Syncer struct {
 	mu sync.Mutex // one round at a time
 }
 
-// New returns a Syncer over svc.
-func New(svc *ingest.Service, cfg Config, log *slog.Logger) (*Syncer, error) {
+// New returns a Syncer publishing through svc and keeping its state in st (the store svc
+// runs over).
+func New(svc *ingest.Service, st Store, cfg Config, log *slog.Logger) (*Syncer, error) {
 	gh, err := NewClient(cfg.Client)
 	if err != nil {
 		return nil, err
@@ -54,7 +67,7 @@ func New(svc *ingest.Service, cfg Config, log *slog.Logger) (*Syncer, error) {
 	if cfg.MaxAsset <= 0 {
 		cfg.MaxAsset = DefaultMaxAsset
 	}
-	return &Syncer{svc: svc, st: svc.Store(), gh: gh, log: log, maxAsset: cfg.MaxAsset, progress: cfg.Progress,
+	return &Syncer{svc: svc, st: st, gh: gh, log: log, maxAsset: cfg.MaxAsset, progress: cfg.Progress,
 		now: func() time.Time { return time.Now().UTC() }}, nil
 }
 

@@ -68,7 +68,7 @@ func newEnv(t *testing.T) *env {
 	}
 	gh := githubtest.New()
 	t.Cleanup(gh.Close)
-	s, err := pull.New(svc, pull.Config{Client: pull.ClientConfig{API: gh.URL, Token: ghToken, UserAgent: "registry-test"}}, log)
+	s, err := pull.New(svc, st, pull.Config{Client: pull.ClientConfig{API: gh.URL, Token: ghToken, UserAgent: "registry-test"}}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
