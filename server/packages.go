@@ -17,9 +17,10 @@ import (
 )
 
 // handlePackage is GET and HEAD /packages/{id}/{id}-{version}.tar.gz: the exact bytes
-// published, streamed from the blob file by http.ServeContent (ETag = sha256, conditional
-// requests, ranges); yanked versions stay here. A blob whose file is missing or of another
-// size than recorded is never served as the package.
+// published, streamed from the blob store by http.ServeContent (ETag = sha256, conditional
+// requests, ranges), or, with serve --blobs-redirect, a 302 to a short-lived pre-signed URL
+// of the blob; yanked versions stay here. A blob that is missing or of another size than
+// recorded is never served (nor redirected to) as the package.
 func (s *Server) handlePackage(c echo.Context) error {
 	fileID, file := pathParam(c, "id"), pathParam(c, "file")
 	version, ok := strings.CutPrefix(file, fileID+"-")
@@ -44,7 +45,10 @@ func (s *Server) handlePackage(c echo.Context) error {
 	if s.svc.BlobDamaged(rel.SHA256) { // a scrub re-hashed it to another digest
 		return s.blobUnusable(c, "package", rel.SHA256, id+"@"+version, fmt.Errorf("blob %s failed its last check: %w", rel.SHA256, store.ErrBlobCorrupt))
 	}
-	f, err := s.svc.OpenBlob(rel.SHA256, rel.Size)
+	if s.svc.RedirectsDownloads() {
+		return s.redirectPackage(c, rel, file)
+	}
+	f, err := s.svc.OpenBlob(c.Request().Context(), rel.SHA256, rel.Size)
 	if err != nil {
 		return s.blobUnusable(c, "package", rel.SHA256, id+"@"+version, err)
 	}
@@ -62,6 +66,26 @@ func (s *Server) handlePackage(c echo.Context) error {
 		s.svc.CountDownload(rel.ID)
 	}
 	return nil
+}
+
+// redirectPackage answers a download with a 302 to a pre-signed URL of the release's blob,
+// after checking that the blob is there at its recorded size. The answer is not cached (the
+// URL expires); a GET without a Range header counts as a download, as a whole body does
+// when streaming.
+func (s *Server) redirectPackage(c echo.Context, rel *store.Release, file string) error {
+	target := rel.PackageID + "@" + rel.Version
+	u, err := s.svc.BlobRedirect(c.Request().Context(), rel.SHA256, rel.Size, file)
+	if err != nil {
+		return s.blobUnusable(c, "package", rel.SHA256, target, err)
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
+	req := c.Request()
+	if req.Method == http.MethodGet && req.Header.Get("Range") == "" {
+		s.svc.CountDownload(rel.ID)
+	}
+	return c.Redirect(http.StatusFound, u)
 }
 
 // pathParam returns a path parameter decoded once: echo hands out the raw segment when the
@@ -99,7 +123,7 @@ func (s *Server) handleIcon(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.svc.OpenBlob(sha, size)
+	f, err := s.svc.OpenBlob(c.Request().Context(), sha, size)
 	if err != nil {
 		return s.blobUnusable(c, "icon", sha, rel.PackageID+"@"+rel.Version, err)
 	}

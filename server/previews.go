@@ -24,7 +24,7 @@ func (s *Server) handlePreview(c echo.Context) error {
 	if want := ingest.PreviewExt(p.ContentType); ext != want {
 		return errf(http.StatusNotFound, fmt.Sprintf("no such preview: %s is %s, served at /previews/%s.%s", sha, p.ContentType, sha, want))
 	}
-	f, err := s.svc.OpenBlob(sha, p.Size)
+	f, err := s.svc.OpenBlob(c.Request().Context(), sha, p.Size)
 	if err != nil {
 		return s.blobUnusable(c, "preview", sha, p.URL, err)
 	}
