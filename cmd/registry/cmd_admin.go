@@ -24,21 +24,29 @@ import (
 // commands that only do that (token, pin, backup) run while it does. It parses args; on a
 // parse error or -h the store is nil and the code is parse's.
 func openStore(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*store.Store, []string, int) {
+	st, _, pos, code := openBackends(ctx, c, fs, args)
+	return st, pos, code
+}
+
+// openBackends is openStore that also opens the blob store --blobs names (--database and
+// --blobs are declared on fs, beside --data).
+func openBackends(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*store.Store, ingest.Blobs, []string, int) {
 	data := dataFlag(c, fs)
+	b := backendFlags(c, fs)
 	pos, err := parse(fs, args)
 	if err != nil {
-		return nil, nil, parseExit(err)
+		return nil, nil, nil, parseExit(err)
 	}
-	if _, err := os.Stat(filepath.Join(*data, store.DBFile)); err != nil {
-		fmt.Fprintf(c.stderr, "%s: no registry database in %s (set --data or REGISTRY_DATA to the directory `registry serve` uses)\n", fs.Name(), *data)
-		return nil, nil, exitUsage
+	if msg := b.missingDatabase(*data); msg != "" {
+		fmt.Fprintf(c.stderr, "%s: %s\n", fs.Name(), msg)
+		return nil, nil, nil, exitUsage
 	}
-	st, err := store.Open(ctx, *data)
+	st, blobs, err := b.open(ctx, *data)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
-		return nil, nil, exitUsage
+		return nil, nil, nil, exitUsage
 	}
-	return st, pos, exitOK
+	return st, blobs, pos, exitOK
 }
 
 // dataFlag declares --data (REGISTRY_DATA) on fs.

@@ -29,7 +29,7 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 	out := fs.String("out", "", "`DIR` of the mirror: replaced as a whole by the new, checked snapshot (a failed export leaves it as it was); required")
 	publicURL := fs.String("public-url", envDefault(c, "REGISTRY_PUBLIC_URL", ""), "`URL` the mirror will be served at (REGISTRY_PUBLIC_URL); required")
 	plugins := fs.String("plugins", envDefault(c, "REGISTRY_PLUGINS", "./plugins.yaml"), "curated list `FILE` (REGISTRY_PLUGINS)")
-	st, pos, code := openStore(ctx, c, fs, args)
+	st, blobs, pos, code := openBackends(ctx, c, fs, args)
 	if st == nil {
 		return code
 	}
@@ -51,7 +51,7 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "export: %v\n", err)
 		return exitUsage
 	}
-	icfg.PublicURL = trimSlash(*publicURL)
+	icfg.PublicURL, icfg.Blobs = trimSlash(*publicURL), blobs
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.DataDir, cfg.LogKey = st.Dir(), envDefault(c, "REGISTRY_LOG_KEY", "")
 	tl, err := openTransparencyLog(ctx, cfg, st, quiet) // the mirror carries the log and signed documents

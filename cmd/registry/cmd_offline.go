@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pluginyard/registry/store"
@@ -144,12 +142,13 @@ func (o *offline) Close() {
 // index after a change made behind its back, so they refuse while it holds the directory.
 func openOffline(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*offline, []string, int) {
 	data := dataFlag(c, fs)
+	b := backendFlags(c, fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return nil, nil, parseExit(err)
 	}
-	if _, err := os.Stat(filepath.Join(*data, store.DBFile)); err != nil {
-		fmt.Fprintf(c.stderr, "%s: no registry database in %s (set --data or REGISTRY_DATA to the directory `registry serve` uses)\n", fs.Name(), *data)
+	if msg := b.missingDatabase(*data); msg != "" {
+		fmt.Fprintf(c.stderr, "%s: %s\n", fs.Name(), msg)
 		return nil, nil, exitUsage
 	}
 	lock, err := lockDataDir(*data, "changing its database offline, or make the change through its API")
@@ -157,7 +156,7 @@ func openOffline(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (
 		fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
 		return nil, nil, exitInvalid
 	}
-	st, err := store.Open(ctx, *data)
+	st, _, err := b.open(ctx, *data)
 	if err != nil {
 		_ = lock.Close()
 		fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)

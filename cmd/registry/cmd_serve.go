@@ -92,7 +92,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 		return listenError(cfg.Addr, err)
 	}
 	defer ln.Close()
-	st, err := store.Open(ctx, cfg.DataDir)
+	st, blobs, err := cfg.backends().open(ctx, cfg.DataDir)
 	if err != nil {
 		return err
 	}
@@ -111,6 +111,10 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	icfg.Blobs = blobs
+	if cfg.BlobsRedirect {
+		icfg.BlobRedirect = ingest.DefaultBlobRedirect
+	}
 	tlog, err := openTransparencyLog(ctx, cfg, st, log)
 	if err != nil {
 		return err
@@ -125,6 +129,15 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	}
 	svc := ingest.New(st, list, icfg, log)
 	defer svc.Close() // stops rebuild retries and preview copies before the store closes
+	if st.Dialect() == store.Postgres { // one of several replicas: follow the feed, share documents (ingest/replica.go)
+		if err := svc.EnableReplica(ingest.ReplicaOptions{}); err != nil {
+			return err
+		}
+	}
+	// What uploads cut short by a crash left in the spool goes before anything publishes.
+	if err := svc.CleanSpool(); err != nil {
+		return err
+	}
 	if cfg.Demo {
 		if err := dm.publish(ctx, c, st, list, icfg, log); err != nil {
 			return err
@@ -150,7 +163,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if cfg.OIDCIssuer != "off" {
 		oidcExchanger = ingest.NewTrustedPublishing(ctx, st, svc.List, cfg.OIDCIssuer, cfg.OIDCAudience, log)
 	}
-	syncStatus, runSync, err := backgroundSync(cfg, svc, log)
+	syncStatus, runSync, err := backgroundSync(cfg, svc, st, log)
 	if err != nil {
 		return err
 	}
@@ -166,7 +179,8 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
-	wg.Add(4)
+	wg.Add(5)
+	go func() { defer wg.Done(); svc.Follow(runCtx) }() // returns at once unless a replica
 	go func() { defer wg.Done(); svc.Run(runCtx, ingest.DownloadFlushInterval) }()
 	go func() { defer wg.Done(); svc.RunScrub(runCtx, cfg.ScrubInterval) }()
 	go func() { defer wg.Done(); reloader.onSIGHUP(runCtx) }()

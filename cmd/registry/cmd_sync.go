@@ -28,7 +28,7 @@ or when the data directory cannot be opened.`,
 
 // syncSettings are the serve settings sync uses; the others (listening, rate limits,
 // OIDC, the demo) mean nothing to it, so its help does not list them.
-var syncSettings = []string{"data", "plugins", "public-url", "site-name", "github-api", "sync-interval",
+var syncSettings = []string{"data", "database", "blobs", "plugins", "public-url", "site-name", "github-api", "sync-interval",
 	"sync-download-hosts", "sigstore-trusted-root", "sigstore-tlog-threshold", "sigstore-timestamp-threshold",
 	"sigstore-sct-threshold"}
 
@@ -78,12 +78,12 @@ func cmdSync(ctx context.Context, c *cli, args []string) int {
 func runSync(ctx context.Context, c *cli, cfg Config, once bool) (int, error) {
 	// Progress goes to stdout; the log only carries what went wrong outside it.
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	svc, closeStore, err := openService(ctx, cfg, log)
+	svc, st, closeStore, err := openService(ctx, cfg, log)
 	if err != nil {
 		return exitUsage, err
 	}
 	defer closeStore()
-	s, err := newSyncer(cfg, svc, log, func(r pull.Result) { fmt.Fprintln(c.stdout, r) })
+	s, err := newSyncer(cfg, svc, st, log, func(r pull.Result) { fmt.Fprintln(c.stdout, r) })
 	if err != nil {
 		return exitUsage, err
 	}
@@ -103,31 +103,32 @@ func runSync(ctx context.Context, c *cli, cfg Config, once bool) (int, error) {
 // openService opens the store and builds the ingest service as serve does (without the
 // server's metrics), with the index built; closeStore stops the service's background work,
 // then closes the store.
-func openService(ctx context.Context, cfg Config, log *slog.Logger) (svc *ingest.Service, closeStore func(), err error) {
+func openService(ctx context.Context, cfg Config, log *slog.Logger) (svc *ingest.Service, st *store.Store, closeStore func(), err error) {
 	list, err := loadList(cfg.PluginsPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	icfg, err := ingestConfig(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	st, err := store.Open(ctx, cfg.DataDir)
+	st, icfg.Blobs, err = cfg.backends().open(ctx, cfg.DataDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	svc = ingest.New(st, list, icfg, log)
 	if err := svc.Rebuild(ctx); err != nil {
+		svc.Close()
 		_ = st.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return svc, func() { svc.Close(); _ = st.Close() }, nil
+	return svc, st, func() { svc.Close(); _ = st.Close() }, nil
 }
 
 // newSyncer is the pull sync of cfg: its GitHub API base and token, a User-Agent naming
 // this registry.
-func newSyncer(cfg Config, svc *ingest.Service, log *slog.Logger, progress func(pull.Result)) (*pull.Syncer, error) {
-	s, err := pull.New(svc, pull.Config{Progress: progress, Client: pull.ClientConfig{API: cfg.GitHubAPI, Token: cfg.GitHubToken, DownloadHosts: cfg.SyncDownloadHosts,
+func newSyncer(cfg Config, svc *ingest.Service, st pull.Store, log *slog.Logger, progress func(pull.Result)) (*pull.Syncer, error) {
+	s, err := pull.New(svc, st, pull.Config{Progress: progress, Client: pull.ClientConfig{API: cfg.GitHubAPI, Token: cfg.GitHubToken, DownloadHosts: cfg.SyncDownloadHosts,
 		UserAgent: "pluginyard-registry-sync (+" + cfg.PublicURL + ")"}}, log)
 	if err != nil {
 		return nil, fmt.Errorf("--github-api: %w", err)
@@ -138,11 +139,11 @@ func newSyncer(cfg Config, svc *ingest.Service, log *slog.Logger, progress func(
 // backgroundSync is serve's poller: its status for GET /api/v1/admin/sync and the loop to
 // run until ctx ends. It is off (nil status, a loop that returns at once) with --demo or a
 // zero --sync-interval.
-func backgroundSync(cfg Config, svc *ingest.Service, log *slog.Logger) (server.SyncStatus, func(ctx context.Context), error) {
+func backgroundSync(cfg Config, svc *ingest.Service, st pull.Store, log *slog.Logger) (server.SyncStatus, func(ctx context.Context), error) {
 	if cfg.Demo || cfg.SyncInterval <= 0 {
 		return nil, func(context.Context) {}, nil
 	}
-	s, err := newSyncer(cfg, svc, log, nil)
+	s, err := newSyncer(cfg, svc, st, log, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,14 +20,19 @@ import (
 
 // Config is everything `registry serve` is told, from flags over environment over defaults.
 type Config struct {
-	Addr         string
-	DataDir      string
-	PluginsPath  string
-	PublicURL    string
-	AdminToken   string // REGISTRY_ADMIN_TOKEN (environment only: flags show in ps)
-	MaxBodyBytes int64
-	Demo         bool
-	SiteName     string
+	Addr    string
+	DataDir string // this replica's local state (and, by default, its database and blobs)
+	// Database and Blobs are --database and --blobs ("" is the default under DataDir);
+	// BlobsRedirect is --blobs-redirect (S3 only).
+	Database      string
+	Blobs         string
+	BlobsRedirect bool
+	PluginsPath   string
+	PublicURL     string
+	AdminToken    string // REGISTRY_ADMIN_TOKEN (environment only: flags show in ps)
+	MaxBodyBytes  int64
+	Demo          bool
+	SiteName      string
 	// MaxIndexBytes is the most bytes any index document may have; IndexOrder how a
 	// partial index.json chooses entries after official and featured ones (see
 	// docs/index-at-scale.md).
@@ -100,7 +105,10 @@ const (
 func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b := &binder{fs: fs, c: c, problems: &cfg.problems}
 	b.addr(&cfg.Addr, "addr", "REGISTRY_ADDR", "127.0.0.1:8080", "listen address")
-	b.str(&cfg.DataDir, "data", "REGISTRY_DATA", "./data", "data directory: SQLite file and blobs")
+	b.str(&cfg.DataDir, "data", "REGISTRY_DATA", "./data", "data directory: local state (documents, keys, spool), and the SQLite file and blobs unless --database and --blobs say otherwise")
+	b.str(&cfg.Database, "database", "REGISTRY_DATABASE", "", databaseUsage)
+	b.str(&cfg.Blobs, "blobs", "REGISTRY_BLOBS", "", blobsUsage)
+	b.bool(&cfg.BlobsRedirect, "blobs-redirect", "REGISTRY_BLOBS_REDIRECT", redirectUsage)
 	b.str(&cfg.PluginsPath, "plugins", "REGISTRY_PLUGINS", "./plugins.yaml", "curated list")
 	b.str(&cfg.LogKey, "log-key", "REGISTRY_LOG_KEY", "", "transparency log signing key: the key itself or a file holding it; default DATA/log.key, generated on first start")
 	b.url(&cfg.PublicURL, "public-url", "REGISTRY_PUBLIC_URL", "", "https://plugins.example.com", "", "base of every absolute URL emitted; default http://<addr>")
@@ -158,6 +166,9 @@ func (cfg *Config) validate() error {
 	if err := checkWritableDir(cfg.DataDir); err != nil {
 		errs = append(errs, err)
 	}
+	if err := cfg.backends().check(cfg.BlobsRedirect); err != nil {
+		errs = append(errs, err)
+	}
 	if cfg.SigstoreTrustedRoot != "" {
 		if _, err := os.Stat(cfg.SigstoreTrustedRoot); err != nil {
 			errs = append(errs, fmt.Errorf("--sigstore-trusted-root: %v (download trusted_root.json from the Sigstore TUF repository, or unset it)", err))
@@ -171,6 +182,9 @@ func (cfg *Config) validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// backends are the --database and --blobs of cfg.
+func (cfg *Config) backends() backends { return backends{database: cfg.Database, blobs: cfg.Blobs} }
 
 // loadHostCaps reads and checks --host-caps, naming every problem with its rule.
 func (cfg *Config) loadHostCaps() error {

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/s3blob"
+	"github.com/pluginyard/registry/store"
+)
+
+// Where the metadata and the blobs live, as --database and --blobs name them. The
+// embedded default is both under --data: sqlite:DATA/registry.db and file:DATA/blobs.
+const (
+	databaseUsage = "metadata store `URL`: sqlite:PATH (default sqlite:DATA/registry.db) or postgres://USER@HOST:PORT/DB (password in the URL or PGPASSWORD)"
+	blobsUsage    = "blob store `URL`: file:PATH (default file:DATA/blobs) or s3://BUCKET?endpoint=HOST:PORT&region=R&prefix=P&insecure=1 (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+	redirectUsage = "answer package downloads with a 302 to a pre-signed URL of the S3 blob, valid 5 minutes, instead of streaming them (needs --blobs s3://…; still counted)"
+)
+
+// backends are the --database and --blobs values of a command; "" means the default
+// under the data directory.
+type backends struct {
+	database, blobs string
+}
+
+// backendFlags declares --database (REGISTRY_DATABASE) and --blobs (REGISTRY_BLOBS) on fs.
+func backendFlags(c *cli, fs *flag.FlagSet) *backends {
+	b := &backends{}
+	fs.StringVar(&b.database, "database", envDefault(c, "REGISTRY_DATABASE", ""), databaseUsage+" (REGISTRY_DATABASE)")
+	fs.StringVar(&b.blobs, "blobs", envDefault(c, "REGISTRY_BLOBS", ""), blobsUsage+" (REGISTRY_BLOBS)")
+	return b
+}
+
+// databaseURL is --database with its default filled in.
+func (b backends) databaseURL(dataDir string) string {
+	if b.database == "" {
+		return "sqlite:" + filepath.Join(dataDir, store.DBFile)
+	}
+	return b.database
+}
+
+// sqlitePath is the database file of a sqlite: URL, "" for another kind.
+func (b backends) sqlitePath(dataDir string) string {
+	p, ok := strings.CutPrefix(b.databaseURL(dataDir), "sqlite:")
+	if !ok {
+		return ""
+	}
+	return p
+}
+
+// s3 reports whether --blobs names a bucket.
+func (b backends) s3() bool { return strings.HasPrefix(b.blobs, "s3://") }
+
+// check refuses a malformed --database or --blobs before anything is opened, naming the
+// flag, the value and the fix; redirect is serve's --blobs-redirect.
+func (b backends) check(redirect bool) error {
+	var errs []error
+	d := b.database
+	if d != "" && !strings.HasPrefix(d, "sqlite:") && !strings.HasPrefix(d, "postgres://") && !strings.HasPrefix(d, "postgresql://") {
+		errs = append(errs, fmt.Errorf("--database %q: want sqlite:PATH (a database file, default sqlite:DATA/registry.db) or postgres://USER@HOST:PORT/DATABASE", redact(d)))
+	} else if d == "sqlite:" {
+		errs = append(errs, fmt.Errorf("--database %q names no file: write sqlite:PATH, or leave it out for sqlite:DATA/registry.db", d))
+	}
+	switch {
+	case b.blobs == "" || strings.HasPrefix(b.blobs, "file:"):
+		if b.blobs == "file:" {
+			errs = append(errs, errors.New(`--blobs "file:" names no folder: write file:PATH, or leave it out for file:DATA/blobs`))
+		}
+		if redirect {
+			errs = append(errs, errors.New("--blobs-redirect needs an S3 blob store (--blobs s3://BUCKET?endpoint=…): a folder's downloads are streamed; remove --blobs-redirect or set --blobs"))
+		}
+	case b.s3():
+		if _, err := s3blob.ParseURL(b.blobs); err != nil {
+			errs = append(errs, fmt.Errorf("--blobs: %w", err))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--blobs %q: want file:PATH (a folder, default file:DATA/blobs) or s3://BUCKET?endpoint=HOST:PORT&region=REGION", redact(b.blobs)))
+	}
+	return errors.Join(errs...)
+}
+
+// open opens the metadata store and the blob store the flags name, with dataDir as this
+// process's local state. The blob store is the store's own folder when --blobs is the
+// default; it is closed with the store.
+func (b backends) open(ctx context.Context, dataDir string) (*store.Store, ingest.Blobs, error) {
+	if err := b.check(false); err != nil {
+		return nil, nil, err
+	}
+	st, err := store.OpenURL(ctx, b.databaseURL(dataDir), dataDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--database: %w", err)
+	}
+	blobs, err := b.openBlobs(ctx, st, dataDir)
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, err
+	}
+	return st, blobs, nil
+}
+
+func (b backends) openBlobs(ctx context.Context, st *store.Store, dataDir string) (ingest.Blobs, error) {
+	if b.s3() {
+		s, err := s3blob.Open(ctx, b.blobs)
+		if err != nil {
+			return nil, fmt.Errorf("--blobs: %w", err)
+		}
+		return s, nil
+	}
+	dir, ok := strings.CutPrefix(b.blobs, "file:")
+	if !ok || filepath.Clean(dir) == filepath.Join(dataDir, "blobs") {
+		return st.Blobs.Folder(), nil
+	}
+	f, err := store.OpenFolder(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--blobs %s: %w", b.blobs, err)
+	}
+	return f, nil
+}
+
+// missingDatabase says, for a command that needs an existing registry, that the SQLite
+// file --database names is absent ("" when it is there, or the database is PostgreSQL).
+func (b backends) missingDatabase(dataDir string) string {
+	p := b.sqlitePath(dataDir)
+	if p == "" {
+		return ""
+	}
+	if _, err := os.Stat(p); err != nil {
+		if b.database == "" {
+			return fmt.Sprintf("no registry database in %s (set --data or REGISTRY_DATA to the directory `registry serve` uses, or --database)", dataDir)
+		}
+		return fmt.Sprintf("--database %s: no registry database at %s (name the file `registry serve` uses)", b.database, p)
+	}
+	return ""
+}
+
+// redact hides a password in a URL shown in an error.
+func redact(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		if at := strings.Index(raw[i+3:], "@"); at >= 0 {
+			if colon := strings.Index(raw[i+3:i+3+at], ":"); colon >= 0 {
+				return raw[:i+3+colon+1] + "REDACTED" + raw[i+3+at:]
+			}
+		}
+	}
+	return raw
+}
