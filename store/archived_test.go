@@ -2,9 +2,7 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,11 +82,7 @@ func TestChangesStayAppendOnly(t *testing.T) {
 	if _, err := s.InsertRelease(ctx, mustRelease(t, s, "acme", "1.0.0", []byte("one")), store.AuditEntry{Actor: "a", Action: "publish", Target: "acme@1.0.0", Outcome: "ok"}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Dir(), store.DBFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := store.RawDB(s)
 	for _, q := range []string{"UPDATE changes SET change = 'yank'", "DELETE FROM changes"} {
 		if _, err := db.ExecContext(ctx, q); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: %v, want the append-only trigger to abort it", q, err)

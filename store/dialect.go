@@ -35,6 +35,10 @@ func (d Dialect) String() string {
 // answer 503 and retry later, nothing was written.
 var ErrUnavailable = errors.New("store: database unavailable")
 
+// ErrUnsupported is wrapped by the errors of operations the store's dialect does not have
+// (a SQLite file backup on PostgreSQL).
+var ErrUnsupported = errors.New("not supported on this database")
+
 // Advisory lock keys (pg_advisory_lock's bigint): one for migrations, held for a whole
 // migration run, and one every write transaction takes, so that writes from every replica
 // are serialised as SQLite's single writer serialises them.

@@ -285,3 +285,26 @@ func TestLogRefusesDamage(t *testing.T) {
 		t.Errorf("ReadHashes of a deleted hash: %v, want ErrNotFound", err)
 	}
 }
+
+// TestLogAppendOnlyOnEveryBackend: on either database the schema itself refuses to change
+// or remove a log record or hash, whoever asks.
+func TestLogAppendOnlyOnEveryBackend(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	if _, err := s.InsertRelease(ctx, mustRelease(t, s, "acme", "1.0.0", []byte("one")), store.AuditEntry{Actor: "a", Action: "publish", Target: "acme@1.0.0", Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"UPDATE log_records SET sha256 = '" + strings.Repeat("0", 64) + "'",
+		"DELETE FROM log_records",
+		"UPDATE log_hashes SET idx = idx + 100",
+		"DELETE FROM log_hashes",
+	} {
+		if _, err := store.RawDB(s).ExecContext(ctx, q); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: %v, want the append-only trigger to refuse it", q, err)
+		}
+	}
+	if n := mustLogSize(t, s); n != 1 {
+		t.Errorf("log size %d after the refused statements, want 1", n)
+	}
+}

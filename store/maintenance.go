@@ -49,7 +49,11 @@ func (s *Store) CollectGarbage(ctx context.Context) (int, error) {
 
 // Backup writes a consistent snapshot of the live database to path (VACUUM INTO), safe
 // while the registry runs. Blobs are content-addressed and listed in it.
+// On PostgreSQL it refuses: the database is backed up with pg_dump (docs/deploy.md).
 func (s *Store) Backup(ctx context.Context, path string) error {
+	if s.dialect == Postgres {
+		return fmt.Errorf("store: backup: %w: the database is PostgreSQL; back it up with pg_dump (and the blobs with bucket versioning), see docs/deploy.md", ErrUnsupported)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("store: backup: %w", err)

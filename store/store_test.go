@@ -10,17 +10,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/store/storetest"
 )
 
-// MustOpen opens a store on a fresh temporary data directory.
+// MustOpen opens a fresh store: SQLite on a temporary data directory, or with
+// REGISTRY_TEST_DATABASE=postgres a fresh PostgreSQL database (storetest.OpenStore).
 func MustOpen(tb testing.TB) *store.Store {
 	tb.Helper()
-	s, err := store.Open(context.Background(), tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = s.Close() })
-	return s
+	return storetest.OpenStore(tb)
 }
 
 func mustRelease(tb testing.TB, s *store.Store, id, version string, data []byte) *store.Release {

@@ -1,0 +1,201 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pluginyard/registry/migrations"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/store/storetest"
+)
+
+// openURL opens a store on url with a fresh data directory, closed in tb.Cleanup.
+func openURL(tb testing.TB, url string) *store.Store {
+	tb.Helper()
+	s, err := store.OpenURL(context.Background(), url, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestOpenURLMigratesOnce: three replicas starting together on a new database all open
+// it, and each migration is applied once.
+func TestOpenURLMigratesOnce(t *testing.T) {
+	dsn := storetest.CreateDatabase(t, storetest.SharedPostgres(t))
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := store.OpenURL(context.Background(), dsn, t.TempDir())
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("replicas starting together: %v", err)
+	}
+	names, err := fs.Glob(migrations.Postgres, "*.sql")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("postgres migrations: %v, %v", names, err)
+	}
+	var applied, distinct int
+	queryRow(t, dsn, "SELECT count(*), count(DISTINCT version) FROM schema_migrations", &applied, &distinct)
+	if applied != len(names) || distinct != len(names) {
+		t.Errorf("schema_migrations has %d rows (%d versions); want one per migration, %d", applied, distinct, len(names))
+	}
+	if s := openURL(t, dsn); s.Dialect() != store.Postgres {
+		t.Errorf("dialect %v, want postgres", s.Dialect())
+	}
+}
+
+// TestPostgresReplicasOneWinner: two replicas (two stores, two pools) racing to publish
+// one version with different bytes give one winner and conflicts, never an error: every
+// write transaction holds the write lock, so the check-then-insert is not interleaved.
+func TestPostgresReplicasOneWinner(t *testing.T) {
+	dsn := storetest.CreateDatabase(t, storetest.SharedPostgres(t))
+	replicas := []*store.Store{openURL(t, dsn), openURL(t, dsn)}
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			s := replicas[i%2]
+			data := fmt.Appendf(nil, "bytes %d", i)
+			sha, err := s.Blobs.Put(data)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			rel := &store.Release{PackageID: "acme", Version: "1.0.0", Kind: "plugin", SHA256: sha, Size: int64(len(data)),
+				Manifest: []byte("id: acme"), PublishedBy: "test"}
+			_, errs[i] = s.InsertRelease(context.Background(), rel, store.AuditEntry{Actor: "t", Action: "publish", Outcome: "ok"})
+		})
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("publish %d: %v, want success or ErrConflict", i, err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d publishes succeeded, want exactly 1", won)
+	}
+}
+
+// TestPostgresUnavailable: with the server stopped, reads and writes fail with an error
+// wrapping ErrUnavailable (a 503, not a 500); once it is back the same store works again,
+// without a restart.
+func TestPostgresUnavailable(t *testing.T) {
+	srv := storetest.StartPostgresServer(t)
+	s := openURL(t, storetest.CreateDatabase(t, srv.DSN()))
+	ctx := context.Background()
+	audit := store.AuditEntry{Actor: "t", Action: "reload", Outcome: "ok"}
+	if err := s.Audit(ctx, audit); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Audit(ctx, audit); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("write with the server stopped: %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Serial(ctx); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("read with the server stopped: %v, want ErrUnavailable", err)
+	}
+	if err := s.Ping(ctx); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("ping with the server stopped: %v, want ErrUnavailable", err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Audit(ctx, audit); err != nil {
+		t.Errorf("write once the server is back: %v", err)
+	}
+	entries, err := s.AuditLog(ctx, 10, 1<<62)
+	if err != nil || len(entries) != 2 {
+		t.Errorf("audit log once the server is back: %d entries, %v; want the 2 written while it was up", len(entries), err)
+	}
+}
+
+// TestOpenURLUnreachable: a server that is not there is ErrUnavailable from the start.
+func TestOpenURLUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := store.OpenURL(ctx, "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=5", t.TempDir())
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("open with nothing listening: %v, want ErrUnavailable", err)
+	}
+}
+
+// TestOpenURLSQLite: sqlite:PATH puts the database at PATH, the blobs in the data directory.
+func TestOpenURLSQLite(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "db", "meta.db")
+	dataDir := t.TempDir()
+	s2, err := store.OpenURL(context.Background(), "sqlite:"+dbPath, dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := os.Stat(dbPath); err != nil {
+		t.Errorf("database file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, store.DBFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a database file in the data directory too: %v", err)
+	}
+	if _, err := s2.Blobs.Put([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(dataDir, "blobs")); err != nil || !st.IsDir() {
+		t.Errorf("blob folder in the data directory: %v", err)
+	}
+	if s2.Dialect() != store.SQLite {
+		t.Errorf("dialect %v, want sqlite", s2.Dialect())
+	}
+}
+
+// TestOpenURLRefusals: a URL of no known scheme, or sqlite: without a path, is refused
+// with the forms that work, and a password never shows in the message.
+func TestOpenURLRefusals(t *testing.T) {
+	for _, url := range []string{"mysql://root:hunter2@db/registry", "sqlite:", "registry.db"} {
+		_, err := store.OpenURL(context.Background(), url, t.TempDir())
+		if err == nil {
+			t.Errorf("OpenURL(%q) opened", url)
+			continue
+		}
+		if !strings.Contains(err.Error(), "sqlite:PATH") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("OpenURL(%q): %v; want the sqlite:PATH form named and no password", url, err)
+		}
+	}
+}
+
+func queryRow(t *testing.T, dsn, q string, dest ...any) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, q).Scan(dest...); err != nil {
+		t.Fatal(err)
+	}
+}
