@@ -48,6 +48,7 @@ func commands() map[string]command {
 		"compat":          {cmdCompat, compatHelp},
 		"quarantine":      {cmdQuarantine, quarantineHelp},
 		"log":             {cmdLog, logHelp()},
+		"migrate":         {cmdMigrate, migrateHelp},
 		"version":         {cmdVersion, versionHelp},
 	}
 }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/s3blob/s3test"
+	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/store/storetest"
+)
+
+// releaseList is every release of the registry in dir (or at url) as id@version sha256.
+func releaseList(t *testing.T, url, dir string) []string {
+	t.Helper()
+	st, err := store.OpenURL(context.Background(), url, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rels, err := st.AllReleases(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rels {
+		out = append(out, r.PackageID+"@"+r.Version+" "+r.SHA256)
+	}
+	return out
+}
+
+func runMigrate(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	c, out, errOut := testCLI(nil)
+	code = run(context.Background(), append([]string{"migrate"}, args...), c)
+	return code, out.String(), errOut.String()
+}
+
+func TestMigrateSQLiteToSQLite(t *testing.T) {
+	src := mustDemoStore(t)
+	dst := filepath.Join(t.TempDir(), "copy")
+	code, out, errOut := runMigrate(t, "--from", "sqlite:"+src, "--to", "sqlite:"+dst)
+	if code != exitOK {
+		t.Fatalf("migrate: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"migrate: blobs ", "migrate: rows of releases", "migrate: verified releases", "migrate: verify blobs "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("progress on stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, want := range []string{"verified\n", "releases", "not copied (the first registry serve rebuilds them): ", "rows/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	want := releaseList(t, "sqlite:"+filepath.Join(src, store.DBFile), src)
+	if diff := cmp.Diff(want, releaseList(t, "sqlite:"+filepath.Join(dst, store.DBFile), dst)); diff != "" {
+		t.Errorf("releases after migrate (-source +copy):\n%s", diff)
+	}
+	code, out, errOut = runMigrate(t, "--from", "sqlite:"+src, "--to", "sqlite:"+dst)
+	if code != exitOK || !strings.Contains(out, "(0 inserted by this run)") {
+		t.Errorf("second migrate: exit %d, want 0 with nothing inserted\n%s%s", code, out, errOut)
+	}
+}
+
+// TestMigrateRoundTrip moves the embedded default to PostgreSQL and S3 and back with the
+// command, on real servers.
+func TestMigrateRoundTrip(t *testing.T) {
+	src := mustDemoStore(t)
+	pg := storetest.CreateDatabase(t, storetest.SharedPostgres(t))
+	srv := s3test.Start(t)
+	srv.SetEnv(t)
+	bucket := srv.URL("registry")
+	if code, _, errOut := runMigrate(t, "--from", "sqlite:"+src, "--to", pg, "--blobs", bucket); code != exitOK {
+		t.Fatalf("migrate to PostgreSQL: exit %d\n%s", code, errOut)
+	}
+	back := filepath.Join(t.TempDir(), "back")
+	code, out, errOut := runMigrate(t, "--from", pg, "--from-blobs", bucket, "--to", "sqlite:"+back)
+	if code != exitOK {
+		t.Fatalf("migrate back: exit %d\n%s", code, errOut)
+	}
+	if strings.Contains(out, "REDACTED") || strings.Contains(out, "secret") {
+		t.Errorf("summary shows a credential:\n%s", out)
+	}
+	want := releaseList(t, "sqlite:"+filepath.Join(src, store.DBFile), src)
+	if diff := cmp.Diff(want, releaseList(t, "sqlite:"+filepath.Join(back, store.DBFile), back)); diff != "" {
+		t.Errorf("releases after the round trip (-source +copy):\n%s", diff)
+	}
+}
+
+func TestMigrateUsage(t *testing.T) {
+	src := mustDemoStore(t)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no --to", []string{"--from", "sqlite:" + src}, "--from URL and --to URL are required"},
+		{"postgres without blobs", []string{"--from", "postgres://u@127.0.0.1:1/db", "--to", "sqlite:" + t.TempDir()}, "--from-blobs is required beside postgres://u@127.0.0.1:1/db"},
+		{"bad blobs", []string{"--from", "sqlite:" + src, "--to", "sqlite:" + t.TempDir(), "--blobs", "ftp://x"}, `--blobs "ftp://x": want file:PATH or s3://`},
+		{"argument", []string{"--from", "sqlite:" + src, "--to", "sqlite:x", "extra"}, `expected no argument, found "extra"`},
+		{"batch", []string{"--from", "sqlite:" + src, "--to", "sqlite:x", "--batch", "0"}, "--batch 0: want at least 1 row"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runMigrate(t, tc.args...)
+			if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want %d and one line with %q", code, errOut, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+// TestMigrateRefusesConflict: into a registry with its own data the command exits 1 and
+// names the rule, the table and the key.
+func TestMigrateRefusesConflict(t *testing.T) {
+	src, other := mustDemoStore(t), mustDemoStore(t)
+	for _, dir := range []string{src, other} { // a token each: their audit rows differ
+		c, _, errOut := testCLI(nil)
+		if code := cmdToken(context.Background(), c, []string{"create", "--publisher", "acme", "--data", dir}); code != exitOK {
+			t.Fatalf("token create: %d %s", code, errOut)
+		}
+	}
+	code, _, errOut := runMigrate(t, "--from", "sqlite:"+src, "--to", "sqlite:"+other)
+	if code != exitInvalid || !strings.Contains(errOut, store.RuleCopyConflict) || !strings.Contains(errOut, "table ") {
+		t.Errorf("migrate into another registry: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestMigrateInterrupted: a cancelled context (SIGINT, through main's NotifyContext) ends
+// the command with exit 1 and the advice to run it again.
+func TestMigrateInterrupted(t *testing.T) {
+	src := mustDemoStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c, _, errOut := testCLI(nil)
+	code := run(ctx, []string{"migrate", "--from", "sqlite:" + src, "--to", "sqlite:" + t.TempDir()}, c)
+	if code != exitInvalid || !strings.Contains(errOut.String(), "interrupted; run the same command again to resume") {
+		t.Errorf("interrupted migrate: exit %d\n%s", code, errOut)
+	}
+}
