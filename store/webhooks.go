@@ -217,10 +217,45 @@ const deliveryColumns = `d.id, d.event_id, e.msg_id, e.type, d.endpoint, d.subje
 // event of the same package waits until the head is delivered or dead, so each endpoint
 // sees a package's events in the order they were committed.
 func (s *Store) DueWebhookDeliveries(ctx context.Context, now time.Time, limit int) ([]WebhookDelivery, error) {
-	return s.queryDeliveries(ctx, `SELECT `+deliveryColumns+`, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+	return s.queryDeliveries(ctx, dueHeads, now.UnixMilli(), limit)
+}
+
+// dueHeads is the query of the due queue heads (see DueWebhookDeliveries), with the
+// arguments now (Unix milliseconds) and a limit.
+const dueHeads = `SELECT ` + deliveryColumns + `, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
 		WHERE d.state = 'pending' AND d.next_at <= ?
 		AND d.id = (SELECT min(p.id) FROM webhook_deliveries p WHERE p.state = 'pending' AND p.endpoint = d.endpoint AND p.subject = d.subject)
-		ORDER BY d.next_at, d.id LIMIT ?`, now.UnixMilli(), limit)
+		ORDER BY d.next_at, d.id LIMIT ?`
+
+// ClaimWebhookDeliveries is DueWebhookDeliveries for the worker that will attempt them:
+// in one write transaction it takes the due queue heads and postpones each to now+lease,
+// so that no other worker (another replica's) takes it while this one attempts it;
+// RecordWebhookAttempt then sets the attempt's outcome. A worker that dies mid-attempt
+// leaves its claims to expire: the delivery is attempted again after lease, never by two
+// workers at once. On PostgreSQL the heads are also locked FOR UPDATE SKIP LOCKED: a
+// replica's claim skips the rows another's is claiming rather than waiting to take them
+// twice.
+func (s *Store) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]WebhookDelivery, error) {
+	query := dueHeads
+	if s.dialect == Postgres {
+		query += " FOR UPDATE OF d SKIP LOCKED"
+	}
+	var out []WebhookDelivery
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if out, err = scanDeliveries(tx.QueryContext(ctx, query, now.UnixMilli(), limit)); err != nil {
+			return err
+		}
+		until := now.Add(lease).UnixMilli()
+		for i, d := range out {
+			if _, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET next_at = ? WHERE id = ?", until, d.ID); err != nil {
+				return fmt.Errorf("store: claim webhook delivery %d: %w", d.ID, err)
+			}
+			out[i].NextAt = time.UnixMilli(until).UTC()
+		}
+		return nil
+	})
+	return out, err
 }
 
 // NextWebhookDue returns when the earliest pending queue head is due; ok is false when
@@ -293,7 +328,11 @@ func (s *Store) WebhookDeliveries(ctx context.Context, q WebhookDeliveryQuery) (
 }
 
 func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) ([]WebhookDelivery, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	return scanDeliveries(s.r.QueryContext(ctx, query, args...))
+}
+
+// scanDeliveries reads the deliveries of a query of deliveryColumns and a body.
+func scanDeliveries(rows *sql.Rows, err error) ([]WebhookDelivery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: webhook deliveries: %w", err)
 	}
