@@ -245,3 +245,8 @@ func (s *Service) serialFor(ctx context.Context, feed int64) (int64, error) {
 	}
 	return s.store.Serial(ctx)
 }
+
+// ErrStoreUnavailable is store.ErrUnavailable for the server, which names no store
+// internals: a call failed because the database or the blob storage could not be
+// reached; nothing was written and the request may be retried (503 with Retry-After).
+var ErrStoreUnavailable = store.ErrUnavailable

@@ -23,6 +23,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.Code
+	case unavailable(err): // the database or bucket out of reach (unavailable.go)
+		return http.StatusServiceUnavailable
 	case errors.Is(err, ingest.ErrBadQuery):
 		return http.StatusBadRequest
 	case errors.Is(err, ingest.ErrInvalid):
@@ -57,6 +59,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 		se *ingest.StorageError
 	)
 	switch {
+	case code == http.StatusServiceUnavailable && unavailable(err):
+		body.Error = answerUnavailable(c)
 	case errors.As(err, &se):
 		body.Error = "the registry's storage is full: nothing was stored; retry later (the operator has been told)"
 	case errors.As(err, &rf):

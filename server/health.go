@@ -24,6 +24,8 @@ type readiness struct {
 	Status string            `json:"status"`
 	Checks map[string]string `json:"checks"`
 	Index  indexReadiness    `json:"index"`
+	// Replica is this replica's feed and document counters (unavailable.go); absent when not a replica.
+	Replica *ingest.ReplicaStats `json:"replica,omitempty"`
 }
 
 // indexReadiness says where the index documents in force come from, and why.
@@ -49,20 +51,23 @@ func (s *Server) handleHealth(c echo.Context) error {
 // they already accepted, and its pages, downloads and API work: taking it out of rotation
 // would turn stale-but-valid into errors and, with a single replica, shut the admin out of
 // the API that repairs it. So it stays ready: 200, "status": "degraded", and the reason in
-// "index". It answers 503 ("unavailable") when it has no documents, the database is
-// unreachable, or it serves the empty index of a data directory that never had a good one:
+// "index". An unreachable database with documents in force is degraded too (reads answer
+// from them, writes 503 with Retry-After: databaseReadiness). It answers 503
+// ("unavailable") when it has no documents, or it serves the empty index of a data
+// directory that never had a good one:
 // hosts would read that as "every plugin is gone", which is worse than an error that keeps
 // their cached copy, and a replica with real documents should answer instead.
 func (s *Server) handleReady(c echo.Context) error {
 	r := readiness{Ready: true, Status: readyOK, Checks: map[string]string{"database": "ok", "index": "ok", "plugins_yaml": "ok"}}
 	if err := s.md.Ping(c.Request().Context()); err != nil {
-		r.Checks["database"], r.Ready = "unreachable", false
+		s.databaseReadiness(&r, err) // degraded but serving while documents are in force (unavailable.go)
 	}
 	if s.svc.List() == nil {
 		r.Checks["plugins_yaml"], r.Ready = "not loaded", false
 	}
 	s.indexReadiness(&r)
 	s.blobReadiness(&r)
+	s.replicaReadiness(&r)
 	if s.cfg.ReadyDetail != nil {
 		for k, v := range s.cfg.ReadyDetail() {
 			r.Checks[k] = v

@@ -129,7 +129,9 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	}
 	svc := ingest.New(st, list, icfg, log)
 	defer svc.Close() // stops rebuild retries and preview copies before the store closes
-	if st.Dialect() == store.Postgres { // one of several replicas: follow the feed, share documents (ingest/replica.go)
+	// On PostgreSQL this is one of several replicas: it follows the change feed and shares
+	// each serial's index documents (ingest/replica.go, docs/architecture.md).
+	if st.Dialect() == store.Postgres {
 		if err := svc.EnableReplica(ingest.ReplicaOptions{}); err != nil {
 			return err
 		}
