@@ -3,6 +3,7 @@ package s3blob_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,11 @@ func TestPrefixesAreSeparate(t *testing.T) {
 	a := mustOpen(t, srv, "a")
 	b := mustOpen(t, srv, "a/b")
 	root := mustOpen(t, srv, "")
+	// Under root's own folder, sha256/: listed by root only if named as root's blobs.
+	nested := mustOpen(t, srv, "sha256")
+	if _, err := nested.PutBytes(ctx, []byte("in sha256/sha256/")); err != nil {
+		t.Fatal(err)
+	}
 	sha, err := a.PutBytes(ctx, []byte("in a"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +52,7 @@ func TestPrefixesAreSeparate(t *testing.T) {
 	}
 	for name, s := range map[string]*s3blob.Store{"a/b": b, "root": root} {
 		if got, err := s.List(ctx); err != nil || len(got) != 0 {
-			t.Errorf("List of prefix %s = %v, %v; want nothing (the blob is under a/)", name, got, err)
+			t.Errorf("List of prefix %s = %v, %v; want nothing (the blobs are under a/ and sha256/)", name, got, err)
 		}
 		if err := s.Stat(ctx, sha, 4); !errors.Is(err, store.ErrBlobMissing) {
 			t.Errorf("Stat in prefix %s: %v, want ErrBlobMissing", name, err)
@@ -68,5 +74,25 @@ func TestPutOfOtherBytesIsRefused(t *testing.T) {
 	t.Logf("refused: %v", err)
 	if err := s.Stat(context.Background(), wrong, int64(len(data))); !errors.Is(err, store.ErrBlobMissing) {
 		t.Fatalf("Stat after the refused Put: %v, want ErrBlobMissing", err)
+	}
+}
+
+// A blob larger than minio's multipart threshold (16 MiB) still goes up in one conditional
+// PUT: a second Put keeps what is there, and the server verifies the whole object's sha256.
+func TestLargePutIsOneConditionalPUT(t *testing.T) {
+	srv := s3test.Start(t)
+	s := mustOpen(t, srv, "")
+	data := blobtest.Bytes(20<<20, 61)
+	sha := blobtest.MustPut(t, s, data)
+	flipped := slices.Clone(data)
+	flipped[len(flipped)-1] ^= 0x01
+	overwrite(srv, s)(t, sha, flipped)
+	blobtest.MustPut(t, s, data)
+	if err := s.Check(context.Background(), sha, int64(len(data))); !errors.Is(err, store.ErrBlobCorrupt) {
+		t.Fatalf("Check after a second Put over same-size damage: %v, want ErrBlobCorrupt (the object kept)", err)
+	}
+	wrong := blobtest.SHA([]byte("not these bytes"))
+	if err := s.Put(context.Background(), wrong, int64(len(data)), blobtest.Spool(t, data)); err == nil {
+		t.Fatal("Put of 20 MiB under another sha = nil, want the server's refusal")
 	}
 }
