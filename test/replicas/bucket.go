@@ -1,57 +1,86 @@
 package replicas
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"context"
+	"fmt"
+	"net/url"
 	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/pluginyard/registry/s3blob/s3test"
 )
 
-// Bucket is the blob store the replicas share.
+// Bucket is the S3 bucket the replicas share: a versitygw of s3test, which the replicas
+// reach through a Proxy, so that a test can make it unreachable in the middle of an upload
+// (CutAfter) as well as stop the server itself (Stop).
 type Bucket struct {
-	dir string // a shared file: folder, until s3test lands
+	S3    *s3test.Server
+	proxy *Proxy
 }
 
-// errNoS3 is what the bucket faults answer while the blob store is a shared folder.
-var errNoS3 = errors.New("MISSING: s3blob/s3test.StartS3 (issue #16, S3 blobs) has not landed: the replicas share a file: blob folder, which cannot be made unreachable")
-
-// StartBucket is the shared blob store.
+// StartBucket starts the S3 server (skipping tb without versitygw, failing it with
+// CI=true) and the proxy in front of it.
 func StartBucket(tb testing.TB) *Bucket {
 	tb.Helper()
-	return &Bucket{dir: tb.TempDir()}
+	s := s3test.Start(tb)
+	p, err := StartProxy(s.Endpoint)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Close() })
+	return &Bucket{S3: s, proxy: p}
 }
 
-// URL is what --blobs takes.
-func (b *Bucket) URL() string { return "file:" + b.dir }
+// URL is what --blobs takes: the bucket, reached through the proxy.
+func (b *Bucket) URL() string {
+	q := url.Values{"endpoint": {b.proxy.Addr()}, "region": {"us-east-1"}, "insecure": {"1"}}
+	return (&url.URL{Scheme: "s3", Host: b.S3.Bucket, RawQuery: q.Encode()}).String()
+}
 
-// Env is the environment the replicas reach the bucket with.
-func (b *Bucket) Env() []string { return nil }
+// Env is the environment the replicas reach the bucket with (its credentials).
+func (b *Bucket) Env() []string { return b.S3.Env() }
 
-// S3 says whether the bucket is a real S3 server (behind a proxy that can be cut).
-func (b *Bucket) S3() bool { return false }
-
-// Cut makes the bucket unreachable.
-func (b *Bucket) Cut() error { return errNoS3 }
+// Cut makes the bucket unreachable now: open connections are closed, new ones refused.
+func (b *Bucket) Cut() error {
+	b.proxy.Cut()
+	return nil
+}
 
 // CutAfter makes the bucket unreachable once n more bytes were sent to it.
-func (b *Bucket) CutAfter(int64) error { return errNoS3 }
+func (b *Bucket) CutAfter(n int64) error {
+	b.proxy.CutAfter(n)
+	return nil
+}
 
-// Restore makes the bucket reachable again.
-func (b *Bucket) Restore() {}
+// Stop stops the S3 server itself (SIGKILL).
+func (b *Bucket) Stop() error { return b.S3.Stop() }
 
-// Objects lists the names of the objects stored, and of unfinished uploads.
+// Restore makes the bucket reachable again: the proxy lets connections through and the
+// server runs.
+func (b *Bucket) Restore() error {
+	b.proxy.Restore()
+	return b.S3.Start()
+}
+
+// Objects lists the keys of the objects in the bucket and of its unfinished multipart
+// uploads, read directly from the server (not through the proxy).
 func (b *Bucket) Objects() (objects, incomplete []string, err error) {
-	err = filepath.WalkDir(b.dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := b.S3.Client()
+	for o := range c.ListObjects(ctx, b.S3.Bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if o.Err != nil {
+			return nil, nil, fmt.Errorf("replicas: list bucket %s: %w", b.S3.Bucket, o.Err)
 		}
-		rel, _ := filepath.Rel(b.dir, path)
-		objects = append(objects, rel)
-		return nil
-	})
-	if errors.Is(err, os.ErrNotExist) {
-		err = nil
+		objects = append(objects, o.Key)
 	}
-	return objects, nil, err
+	for u := range c.ListIncompleteUploads(ctx, b.S3.Bucket, "", true) {
+		if u.Err != nil {
+			return nil, nil, fmt.Errorf("replicas: list unfinished uploads of %s: %w", b.S3.Bucket, u.Err)
+		}
+		incomplete = append(incomplete, u.Key)
+	}
+	return objects, incomplete, nil
 }

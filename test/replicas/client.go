@@ -234,3 +234,44 @@ func (idx Index) Lists(id, version string) bool {
 	}
 	return false
 }
+
+// BuildStats are a replica's counts of how the documents of each serial came to be in
+// force: built by it (it held the build lock), loaded from the documents another stored,
+// built after waiting in vain for the lock's holder, built and not shared.
+type BuildStats struct {
+	Applied   int64 `json:"applied_serial"`
+	Built     int64 `json:"documents_built"`
+	Loaded    int64 `json:"documents_loaded"`
+	Fallbacks int64 `json:"documents_fallback"`
+	Local     int64 `json:"documents_local"`
+}
+
+// Minus is the counts since o.
+func (s BuildStats) Minus(o BuildStats) BuildStats {
+	return BuildStats{Applied: s.Applied, Built: s.Built - o.Built, Loaded: s.Loaded - o.Loaded,
+		Fallbacks: s.Fallbacks - o.Fallbacks, Local: s.Local - o.Local}
+}
+
+// Plus is the sum of the counts.
+func (s BuildStats) Plus(o BuildStats) BuildStats {
+	return BuildStats{Applied: max(s.Applied, o.Applied), Built: s.Built + o.Built, Loaded: s.Loaded + o.Loaded,
+		Fallbacks: s.Fallbacks + o.Fallbacks, Local: s.Local + o.Local}
+}
+
+// BuildStatsOf reads the "replica" object of /readyz on the replica at base.
+func BuildStatsOf(base string) (BuildStats, error) {
+	a, err := Get(base + "/readyz")
+	if err != nil {
+		return BuildStats{}, err
+	}
+	var r struct {
+		Replica *BuildStats `json:"replica"`
+	}
+	if err := json.Unmarshal(a.Body, &r); err != nil {
+		return BuildStats{}, fmt.Errorf("GET %s/readyz: %w", base, err)
+	}
+	if r.Replica == nil {
+		return BuildStats{}, fmt.Errorf("MISSING: %s/readyz has no \"replica\" object (documents_built, documents_loaded: issue #16, one build per serial): %s", base, a)
+	}
+	return *r.Replica, nil
+}

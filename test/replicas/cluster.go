@@ -212,7 +212,7 @@ func (c *Cluster) stopAll() {
 	}
 	for _, r := range rs {
 		if r != nil {
-			c.tb.Logf("replica %d (%s) stderr:\n%s", r.Index, r.URL, r.Stderr())
+			c.tb.Logf("replica %d (%s) stderr, without the request lines of 1xx-4xx answers:\n%s", r.Index, r.URL, worthShowing(r.Stderr()))
 		}
 	}
 }
@@ -237,4 +237,23 @@ func missingFlag(out string) string {
 		}
 	}
 	return ""
+}
+
+// shownLines bounds the stderr lines a failed test shows per replica (the last ones).
+const shownLines = 150
+
+// worthShowing is a replica's stderr without the access log of answers below 500 (pollers
+// make thousands), at most its last shownLines lines.
+func worthShowing(stderr string) string {
+	var keep []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "msg=request") && !strings.Contains(l, "status=5") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	if len(keep) > shownLines {
+		keep = append([]string{fmt.Sprintf("[%d earlier lines]", len(keep)-shownLines)}, keep[len(keep)-shownLines:]...)
+	}
+	return strings.Join(keep, "\n")
 }

@@ -183,9 +183,11 @@ func firstDiff(a, b []byte) string {
 	return fmt.Sprintf(": first difference at byte %d: %q vs %q", n, a[from:min(len(a), n+40)], b[from:min(len(b), n+40)])
 }
 
-// testOneBuildPerSerial publishes on one replica and checks that, of the three, exactly one
-// built the documents of each new serial: the build counters the replicas expose on
-// /metrics grow by the number of new serials in total, not per replica.
+// testOneBuildPerSerial publishes four times, round robin over the replicas, and checks
+// that each serial's documents were built by exactly one replica: the builds the three
+// replicas count (/readyz "replica") add up to the serials stored in the documents table
+// in that window, one row per serial, and no replica built a serial another held the
+// build lock for (fallback) or kept a build to itself (local).
 func testOneBuildPerSerial(t *testing.T, c *replicas.Cluster) {
 	before := buildCounts(t, c)
 	first := serialOf(t, c.Replicas[0].URL)
@@ -208,58 +210,40 @@ func testOneBuildPerSerial(t *testing.T, c *replicas.Cluster) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // a second build of the same serial would land within the feed's 250 ms poll
 	after := buildCounts(t, c)
-	built, loaded := 0.0, 0.0
-	for i := range c.Replicas {
-		built += after[i].built - before[i].built
-		loaded += after[i].loaded - before[i].loaded
-		t.Logf("replica %d: built %.0f, loaded %.0f documents sets during serials %d→%d", i, after[i].built-before[i].built, after[i].loaded-before[i].loaded, first, last)
+	rows, err := replicas.Query(c.DatabaseURL, "SELECT serial::text, built_by FROM documents WHERE name = 'kandev' AND serial > $1 AND serial <= $2 ORDER BY documents.serial", first, last)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Builds may coalesce several serials into one; what must not happen is a serial built
-	// by two replicas: more builds than serials, or a replica that neither built nor loaded.
-	if built < 1 || built > float64(last-first) {
-		t.Errorf("%.0f builds in total for %d new serials (%d→%d): want between 1 and %d, each serial built by one replica", built, last-first, first, last, last-first)
-	}
+	var sum replicas.BuildStats
 	for i := range c.Replicas {
-		if after[i].built-before[i].built+after[i].loaded-before[i].loaded < 1 {
-			t.Errorf("replica %d neither built nor loaded the documents of serials %d→%d", i, first, last)
+		d := after[i].Minus(before[i])
+		sum = sum.Plus(d)
+		t.Logf("replica %d, serials %d→%d: built %d, loaded %d, fallback %d, local %d", i, first, last, d.Built, d.Loaded, d.Fallbacks, d.Local)
+		if d.Built+d.Loaded+d.Fallbacks+d.Local == 0 {
+			t.Errorf("replica %d serves serial %d but neither built nor loaded documents since serial %d", i, last, first)
 		}
+	}
+	t.Logf("documents stored for serials %d→%d (serial, built by): %v", first, last, rows)
+	if sum.Built != int64(len(rows)) || sum.Built == 0 {
+		t.Errorf("the replicas built %d document sets for serials %d→%d, and %d serials' documents are stored: want one build per stored serial", sum.Built, first, last, len(rows))
+	}
+	if sum.Fallbacks != 0 || sum.Local != 0 {
+		t.Errorf("%d fallback and %d local builds for serials %d→%d: a serial was built by a replica that did not hold its build lock", sum.Fallbacks, sum.Local, first, last)
 	}
 }
 
-// builds are a replica's counts of documents it built itself and loaded from the store.
-type builds struct{ built, loaded float64 }
-
-func buildCounts(t *testing.T, c *replicas.Cluster) []builds {
+func buildCounts(t *testing.T, c *replicas.Cluster) []replicas.BuildStats {
 	t.Helper()
-	out := make([]builds, len(c.Replicas))
+	out := make([]replicas.BuildStats, len(c.Replicas))
 	for i, r := range c.Replicas {
-		a, err := replicas.Get(r.URL + "/metrics")
-		if err != nil || a.Status != http.StatusOK {
-			t.Fatalf("replica %d /metrics: %v %v", i, a, err)
+		st, err := replicas.BuildStatsOf(r.URL)
+		if err != nil {
+			t.Fatal(err)
 		}
-		out[i] = builds{built: metric(string(a.Body), buildsMetric, `result="built"`), loaded: metric(string(a.Body), buildsMetric, `result="loaded"`)}
-		if out[i].built < 0 || out[i].loaded < 0 {
-			t.Fatalf("MISSING: replica %d exposes no %s{result=\"built\"} and {result=\"loaded\"} on /metrics (issue #16: exactly one replica builds a serial's documents, the others load them): %s",
-				i, buildsMetric, metricLines(string(a.Body), "registry_index"))
-		}
+		out[i] = st
 	}
 	return out
-}
-
-// buildsMetric counts, per replica, the index document sets it built and those it loaded
-// from the shared documents table.
-const buildsMetric = "registry_index_documents_total"
-
-func metricLines(body, prefix string) string {
-	var out []string
-	for _, l := range strings.Split(body, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "; ")
 }
 
 func serialOf(t *testing.T, base string) int64 {

@@ -253,7 +253,8 @@ func startReaders(c *replicas.Cluster, stop chan struct{}) []*reader {
 }
 
 // TestBucketUnreachableDuringPublish: the bucket becomes unreachable in the middle of a
-// package's upload, and then before another's. Each publish answers 503 with Retry-After
+// package's upload (the connections to it cut after 512 KiB of a 3 MiB package), and then
+// the S3 server is stopped (SIGKILL) before another's. Each publish answers 503 with Retry-After
 // and stores nothing: no release or blob row in the database, no object or unfinished
 // upload in the bucket, no replica lists it. With the bucket back, the same bytes publish
 // with 201 and download whole from every replica.
@@ -265,7 +266,7 @@ func TestBucketUnreachableDuringPublish(t *testing.T) {
 		cut  func() error
 	}{
 		{"mid-upload", mustPackage(t, "replica-gamma", "9.0.0", 0, 3<<20), func() error { return c.Bucket.CutAfter(512 << 10) }},
-		{"before the upload", mustPackage(t, "replica-gamma", "9.1.0", 0, 256<<10), c.Bucket.Cut},
+		{"server stopped", mustPackage(t, "replica-gamma", "9.1.0", 0, 256<<10), c.Bucket.Stop},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -275,15 +276,17 @@ func TestBucketUnreachableDuringPublish(t *testing.T) {
 			}
 			began := time.Now()
 			a, err := replicas.Publish(on.URL, replicas.AdminToken, tc.pkg)
-			c.Bucket.Restore()
+			if rerr := c.Bucket.Restore(); rerr != nil {
+				t.Fatal(rerr)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			retry := a.Header.Get("Retry-After")
 			if secs, err := strconv.Atoi(retry); a.Status != http.StatusServiceUnavailable || err != nil || secs < 1 {
-				t.Errorf("publish with the bucket cut off (%s): %s, Retry-After %q; want 503 with Retry-After in seconds", tc.name, a, retry)
+				t.Errorf("publish with the bucket unreachable (%s): %s, Retry-After %q; want 503 with Retry-After in seconds", tc.name, a, retry)
 			}
-			t.Logf("replica %d answered HTTP %d (Retry-After %s) in %s with the bucket cut off %s", on.Index, a.Status, retry, time.Since(began).Round(time.Millisecond), tc.name)
+			t.Logf("replica %d answered HTTP %d (Retry-After %s) in %s with the bucket unreachable (%s)", on.Index, a.Status, retry, time.Since(began).Round(time.Millisecond), tc.name)
 			checkAbsent(t, c, tc.pkg)
 			a, err = replicas.Publish(on.URL, replicas.AdminToken, tc.pkg)
 			if err != nil || a.Status != http.StatusCreated {

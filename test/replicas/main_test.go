@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -90,34 +89,3 @@ func eventually(within time.Duration, check func() error) (time.Duration, error)
 
 // hasRule says whether a refusal carries rule.
 func hasRule(a replicas.Answer, rule string) bool { return slices.Contains(a.Rules(), rule) }
-
-// metric is the sum of the samples of a Prometheus metric family in a /metrics answer whose
-// labels contain every label given (`result="ok"`), -1 when the family is absent.
-func metric(body, name string, labels ...string) float64 {
-	total, found := 0.0, false
-	for _, line := range strings.Split(body, "\n") {
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		if !containsAll(line, labels) {
-			continue
-		}
-		var v float64
-		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
-			total, found = total+v, true
-		}
-	}
-	if !found {
-		return -1
-	}
-	return total
-}
-
-func containsAll(s string, parts []string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
-}
