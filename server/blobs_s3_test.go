@@ -130,3 +130,27 @@ func download(t *testing.T, e *env, path, rng string, redirected bool) []byte {
 	}
 	return body
 }
+
+// TestRedirectRefusesALostBlob: with --blobs-redirect a package whose object is gone from
+// the bucket is answered 503 naming it missing, as when streaming, never a redirect to a
+// 404, and the answer is not a download.
+func TestRedirectRefusesALostBlob(t *testing.T) {
+	blobs := s3Blobs(t)
+	e := startEnv(t, "", func(c *ingest.Config) { c.Blobs, c.BlobRedirect = blobs, ingest.DefaultBlobRedirect }, nil)
+	data := pkg(t, "acme-hello", "1.0.0", "Says hello")
+	e.mustPublish("acme-hello-1.0.0.tar.gz", data)
+	ctx := context.Background()
+	if err := blobs.Remove(ctx, sha(data)); err != nil {
+		t.Fatal(err)
+	}
+	r := e.get("/packages/acme-hello/acme-hello-1.0.0.tar.gz")
+	if r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), "is missing") || r.Header.Get("Location") != "" {
+		t.Fatalf("lost blob: %d %s, Location %q; want 503 saying it is missing", r.Status, r.Body, r.Header.Get("Location"))
+	}
+	if err := e.svc.FlushDownloads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rel, err := e.st.Release(ctx, "acme-hello", "1.0.0"); err != nil || rel.Downloads != 0 {
+		t.Errorf("downloads = %d, %v; want 0", rel.Downloads, err)
+	}
+}

@@ -3,6 +3,8 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -48,16 +50,22 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// spoolFiles lists what is left in the blob store's temporary folder.
+// spoolFiles lists what is left in the upload spool (DATA/spool, made on the first upload)
+// and in the blob folder's temporary area.
 func spoolFiles(t *testing.T, e *env) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(e.dir, "data", "blobs", "tmp"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, en := range entries {
-		out = append(out, en.Name())
+	for _, dir := range []string{filepath.Join(e.dir, "data", ingest.SpoolDir), filepath.Join(e.dir, "data", "blobs", "tmp")} {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) && dir != filepath.Join(e.dir, "data", "blobs", "tmp") {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range entries {
+			out = append(out, filepath.Join(filepath.Base(dir), en.Name()))
+		}
 	}
 	return out
 }
