@@ -54,6 +54,10 @@ func (b *Bucket) CutAfter(n int64) error {
 	return nil
 }
 
+// CutOff says whether the proxy cuts the bucket off now (after Cut, or once a CutAfter's
+// bytes went through).
+func (b *Bucket) CutOff() bool { return b.proxy.Down() }
+
 // Stop stops the S3 server itself (SIGKILL).
 func (b *Bucket) Stop() error { return b.S3.Stop() }
 

@@ -59,14 +59,17 @@ func TestKillReplicaDuringPublishes(t *testing.T) {
 			}
 		})
 	}
-	killAfter := 300*time.Millisecond + time.Duration(rng.IntN(1200))*time.Millisecond
-	time.Sleep(killAfter)
+	// The kill lands after a random number of publishes were sent, a third to two thirds
+	// of them: in the middle of the stream, whatever the machine's speed.
+	killAt := int64(perWriter + rng.IntN(perWriter))
+	for sent.Load() < killAt {
+		time.Sleep(time.Millisecond)
+	}
 	if err := c.Replicas[0].Kill(); err != nil {
 		t.Fatal(err)
 	}
-	killedAt := sent.Load()
 	wg.Wait()
-	t.Logf("replica 0 SIGKILLed %s in, after %d of %d publishes were sent; %d acknowledged", killAfter, killedAt, 3*perWriter, len(acked))
+	t.Logf("replica 0 SIGKILLed after %d of %d publishes were sent; %d acknowledged", killAt, 3*perWriter, len(acked))
 	if len(acked) == 0 {
 		t.Fatal("no publish was acknowledged")
 	}
@@ -276,6 +279,9 @@ func TestBucketUnreachableDuringPublish(t *testing.T) {
 			}
 			began := time.Now()
 			a, err := replicas.Publish(on.URL, replicas.AdminToken, tc.pkg)
+			if tc.name == "mid-upload" && !c.Bucket.CutOff() {
+				t.Errorf("the publish ended (%v %v) before 512 KiB of its upload reached the bucket: the cut did not land in the upload", a, err)
+			}
 			if rerr := c.Bucket.Restore(); rerr != nil {
 				t.Fatal(rerr)
 			}
