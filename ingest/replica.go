@@ -73,10 +73,12 @@ type ReplicaStats struct {
 	Name    string `json:"name,omitempty"`
 	// Applied is the serial up to which this replica shows every change of the feed.
 	Applied int64 `json:"applied_serial"`
-	// Built: serials whose documents this replica built and stored (it held the build
-	// lock); Loaded: serials whose stored documents it loaded; Fallbacks: serials it built
-	// after waiting in vain for the replica holding the lock; Local: builds not shared (a
-	// list reload's, or documents that could not be stored).
+	// Built: serials whose documents this replica built holding the build lock; Fallbacks:
+	// serials it built after waiting in vain for the replica holding it; Local: builds not
+	// meant to be shared (a list reload's, or with no lock to be had: the database down);
+	// Loaded: loads of documents another replica stored (a download flush loads its serial's
+	// again). Built+Fallbacks summed over the replicas is the builds of shared serials:
+	// one each when the lock works.
 	Built     int64 `json:"documents_built"`
 	Loaded    int64 `json:"documents_loaded"`
 	Fallbacks int64 `json:"documents_fallback"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/pluginyard/registry/index"
@@ -78,33 +79,32 @@ func (s *Service) shareDocuments(ctx context.Context, b *built, serial int64) (*
 
 // buildShared builds the documents of serial and stores them for the other replicas;
 // when another stored that serial's first (a fallback build racing the winner's), those
-// are served instead, so that every replica serves the same bytes. count is the counter
-// of a build stored by this replica.
-func (s *Service) buildShared(ctx context.Context, b *built, serial int64, count interface{ Add(int64) int64 }) (*Documents, error) {
+// are served instead, so that every replica serves the same bytes. count counts the
+// build (Built, Fallbacks or Local), stored or not.
+func (s *Service) buildShared(ctx context.Context, b *built, serial int64, count *atomic.Int64) (*Documents, error) {
 	docs, err := s.documents(b, serial)
 	if err != nil {
 		return nil, err
 	}
+	count.Add(1)
 	stored, err := s.replica.st.PutDocuments(ctx, s.storedOf(docs))
-	switch {
-	case err != nil:
+	if err != nil {
 		s.log.Warn("replica: the documents built were not stored; the other replicas build their own", "serial", serial, "err", err)
-		s.replica.local.Add(1)
-	case stored:
-		count.Add(1)
-	default:
+		return docs, nil
+	}
+	if !stored {
 		if theirs := s.loadShared(ctx, b, serial); theirs != nil {
 			return theirs, nil
 		}
-		s.replica.local.Add(1)
 	}
 	return docs, nil
 }
 
 // storedOf is docs as the documents table holds them.
 func (s *Service) storedOf(docs *Documents) []store.StoredDocument {
-	meta, _ := json.Marshal(sharedMeta{Plugins: docs.Plugins, Total: docs.Total, Listed: docs.Listed, Mode: docs.Mode}) // plain fields: no error
-	at := docs.Kandev.LastModified                                                                                      // index documents name their time to the second
+	// Plain fields: Marshal cannot fail. Index documents name their time to the second.
+	meta, _ := json.Marshal(sharedMeta{Plugins: docs.Plugins, Total: docs.Total, Listed: docs.Listed, Mode: docs.Mode})
+	at := docs.Kandev.LastModified
 	out := make([]store.StoredDocument, 0, 2)
 	for _, d := range []struct {
 		name string
