@@ -251,13 +251,22 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]string, int, error
 
 // textWhere is the source (FROM …, WHERE …) of a text search q: its words as prefixes
 // or, with whole, as whole words, the category (through the text index where the dialect
-// can, then literally) and the kind (its rowid band), all answered by the text index. Its
-// arguments are the terms, the band's lo and hi, then the category's pattern.
+// can, then literally) and the kind (its rowid band), all answered by the text index.
 func textWhere(dl searchSQL, q SearchQuery, whole bool) (string, []any) {
-	lo, hi := int64(0), int64(1)<<62
+	lo, hi := queryBand(q)
+	return textIn(dl, q, whole, lo, hi)
+}
+
+// queryBand is the rowid band of q's kind, every row's without one.
+func queryBand(q SearchQuery) (lo, hi int64) {
 	if q.Kind != "" {
-		lo, hi = kindBand(q.Kind)
+		return kindBand(q.Kind)
 	}
+	return 0, int64(1) << 62
+}
+
+// textIn is textWhere for the rowids [lo, hi).
+func textIn(dl searchSQL, q SearchQuery, whole bool, lo, hi int64) (string, []any) {
 	src, args := dl.text(ftsWords(q.Q), whole, q.Category, lo, hi)
 	if q.Category != "" {
 		src += " AND " + dl.categoryLike()
@@ -295,35 +304,34 @@ func searchRowCols(dl searchSQL, sort string) string {
 // than SearchCap of them. Which pass it is, is decided by counting the whole-word matches
 // up to SearchCap+1 by rowid alone (the index, no row read), so the rows are read and
 // scored once.
-func (s *Store) searchWindow(ctx context.Context, q SearchQuery) ([]searchRow, error) {
-	dl := s.searchSQL()
+func searchWindow(ctx context.Context, rd searchReader, dl searchSQL, q SearchQuery) ([]searchRow, error) {
 	src, args := textWhere(dl, q, true)
-	n, err := s.windowCount(ctx, src, args)
+	n, err := windowCount(ctx, rd, src, args)
 	if err != nil {
 		return nil, err
 	}
 	if n <= SearchCap {
 		src, args = textWhere(dl, q, false)
 	}
-	return s.windowOf(ctx, dl, q.Sort, src, args)
+	return windowOf(ctx, rd, dl, q.Sort, src, args)
 }
 
 // windowCount is the number of matches of src, up to SearchCap+1.
-func (s *Store) windowCount(ctx context.Context, src string, args []any) (int, error) {
+func windowCount(ctx context.Context, rd searchReader, src string, args []any) (int, error) {
 	var n int
 	query := "SELECT count(*) FROM (SELECT rowid FROM " + src + " ORDER BY rowid LIMIT ?) AS m"
-	if err := s.r.QueryRowContext(ctx, query, append(slices.Clone(args), SearchCap+1)...).Scan(&n); err != nil {
+	if err := rd.QueryRowContext(ctx, query, append(slices.Clone(args), SearchCap+1)...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: search count: %w", err)
 	}
 	return n, nil
 }
 
-func (s *Store) windowOf(ctx context.Context, dl searchSQL, sort, src string, args []any) ([]searchRow, error) {
-	return s.searchRows(ctx, "SELECT "+searchRowCols(dl, sort)+" FROM "+src+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
+func windowOf(ctx context.Context, rd searchReader, dl searchSQL, sort, src string, args []any) ([]searchRow, error) {
+	return searchRows(ctx, rd, "SELECT "+searchRowCols(dl, sort)+" FROM "+src+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
 }
 
-func (s *Store) searchRows(ctx context.Context, query string, args ...any) ([]searchRow, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+func searchRows(ctx context.Context, rd searchReader, query string, args ...any) ([]searchRow, error) {
+	rows, err := rd.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
@@ -375,29 +383,28 @@ func exactKey(s string) string { return strings.ToLower(s) }
 // exactRows are the matches of q whose id or name is the text (lower-cased), found
 // through search_keys (a lookup, however many ids or names start with the text) and
 // each checked against q (text, kind, category) through its rowid.
-func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, error) {
+func exactRows(ctx context.Context, rd searchReader, dl searchSQL, q SearchQuery) ([]searchRow, error) {
 	words := ftsWords(q.Q)
 	if len(words) == 0 {
 		return nil, nil
 	}
-	rowids, err := s.exactRowids(ctx, exactKey(strings.TrimSpace(q.Q)))
+	rowids, err := exactRowids(ctx, rd, exactKey(strings.TrimSpace(q.Q)))
 	if err != nil {
 		return nil, err
 	}
-	dl := s.searchSQL()
 	cols := searchRowCols(dl, q.Sort)
 	if len(rowids) == 1 {
 		cols = searchRowCols(dl, "name") // one exact match needs no score to be ordered (a score reads every match of each word)
 	}
 	exact := exactKey(strings.TrimSpace(q.Q))
 	var out []searchRow
+	lo, hi := queryBand(q)
 	for _, rowid := range rowids {
-		src, args := textWhere(dl, q, false)
-		if lo, hi := args[1].(int64), args[2].(int64); rowid < lo || rowid >= hi {
+		if rowid < lo || rowid >= hi {
 			continue // outside the kind's band
 		}
-		args[1], args[2] = rowid, rowid+1
-		rows, err := s.searchRows(ctx, "SELECT "+cols+" FROM "+src, args...)
+		src, args := textIn(dl, q, false, rowid, rowid+1)
+		rows, err := searchRows(ctx, rd, "SELECT "+cols+" FROM "+src, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -411,8 +418,8 @@ func (s *Store) exactRows(ctx context.Context, q SearchQuery) ([]searchRow, erro
 }
 
 // exactRowids are the rowids of the search rows whose lower-cased id or name is key.
-func (s *Store) exactRowids(ctx context.Context, key string) ([]int64, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT search_rowid FROM search_keys WHERE key = ?", key)
+func exactRowids(ctx context.Context, rd searchReader, key string) ([]int64, error) {
+	rows, err := rd.QueryContext(ctx, "SELECT search_rowid FROM search_keys WHERE key = ?", key)
 	if err != nil {
 		return nil, fmt.Errorf("store: search keys: %w", err)
 	}
@@ -459,17 +466,22 @@ func (s *Store) SearchCounted(ctx context.Context, q SearchQuery) (SearchResult,
 }
 
 func (s *Store) searchTextCounted(ctx context.Context, q SearchQuery, withCounts bool) (SearchResult, error) {
-	win, err := s.searchWindow(ctx, q)
+	var win, first []searchRow
+	dl := s.searchSQL()
+	err := dl.read(ctx, s.r, func(rd searchReader) error {
+		var err error
+		if win, err = searchWindow(ctx, rd, dl, q); err != nil || len(win) == 0 {
+			return err
+		}
+		first, err = exactRows(ctx, rd, dl, q)
+		return err
+	})
 	if err != nil || len(win) == 0 {
 		return SearchResult{Counts: map[string]int{}}, err
 	}
 	res := SearchResult{Total: len(win)}
 	if withCounts {
 		res.Counts, res.Partial = countCategories(win[:min(len(win), SearchCap)]), len(win) > SearchCap
-	}
-	first, err := s.exactRows(ctx, q)
-	if err != nil {
-		return SearchResult{}, err
 	}
 	archived, err := s.archivedIDs(ctx)
 	if err != nil {
@@ -534,7 +546,13 @@ func (s *Store) searchIDs(ctx context.Context, query string, args ...any) ([]str
 func (s *Store) CategoryCounts(ctx context.Context, q SearchQuery) (counts map[string]int, partial bool, err error) {
 	q.Category, q.Sort = "", "name" // no score needed to count
 	if hasText(q.Q) {
-		win, err := s.searchWindow(ctx, q)
+		var win []searchRow
+		dl := s.searchSQL()
+		err := dl.read(ctx, s.r, func(rd searchReader) error {
+			var err error
+			win, err = searchWindow(ctx, rd, dl, q)
+			return err
+		})
 		if err != nil {
 			return nil, false, err
 		}

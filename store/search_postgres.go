@@ -67,6 +67,31 @@ func (pgSearch) text(words []string, whole bool, _ string, lo, hi int64) (string
 		[]any{"'" + strings.Join(terms, "':* & '") + "':*", lo, hi}
 }
 
+// read runs a search's queries in a read-only transaction planned for their arguments
+// (plan_cache_mode force_custom_plan): whether to walk the rowid order until the window
+// is full (a common word) or to ask the GIN index (a rare one) depends on the word, and
+// the generic plan a cached statement falls back to after five runs picks one of the two
+// for every word (measured at 50k rows: a common word 30 → 90 ms, an absent one 0.3 →
+// 10 ms). The one snapshot also keeps the count, the window and the exact matches of one
+// search consistent with each other.
+func (pgSearch) read(ctx context.Context, db *sql.DB, fn func(searchReader) error) error {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("store: search: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "SET LOCAL plan_cache_mode = force_custom_plan"); err != nil {
+		return fmt.Errorf("store: search: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: search: %w", err)
+	}
+	return nil
+}
+
 // score is ts_rank with the column weights (D, C, B, A) = (1, 2, 5, 10)/10, divided by
 // 1 + the log of the row's length (normalization 1), as bm25 favours short rows; negated,
 // as bm25 is, so that lower is more relevant.

@@ -10,8 +10,7 @@ import (
 // searchSQL is what the two dialects' search tables do differently; the rest of search
 // (bands, keys, the bounded window, exact matches first, sorting and paging) is shared.
 // SQLite's table is FTS5 (ftsSearch), PostgreSQL's a table with a tsvector column under
-// a GIN index (pgSearch, search_postgres.go). Every source text returns is "search …
-// WHERE …" with the arguments terms, lo, hi, in that order.
+// a GIN index (pgSearch, search_postgres.go).
 type searchSQL interface {
 	// insertRow is the INSERT of one row, with the arguments rowArgs gives.
 	insertRow() string
@@ -34,6 +33,14 @@ type searchSQL interface {
 	downloads() string
 	// categoryLike is the condition of a category pattern (likeEscape'd, with ESCAPE '\').
 	categoryLike() string
+	// read runs the queries of one search on db.
+	read(ctx context.Context, db *sql.DB, fn func(searchReader) error) error
+}
+
+// searchReader is what a search's queries run on: a pool or a transaction.
+type searchReader interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // searchSQL is the search dialect of the store's database.
@@ -92,6 +99,11 @@ func (ftsSearch) noScore() string   { return "0.0" }
 func (ftsSearch) downloads() string { return "CAST(downloads AS INTEGER)" }
 
 func (ftsSearch) categoryLike() string { return `(' ' || categories || ' ') LIKE ? ESCAPE '\'` }
+
+// read runs fn on the reader pool.
+func (ftsSearch) read(_ context.Context, db *sql.DB, fn func(searchReader) error) error {
+	return fn(db)
+}
 
 // idPhrase is an FTS5 query matching rows whose id column holds the words of id in order
 // ("" when id has no word: the caller then compares every row).
