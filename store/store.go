@@ -37,6 +37,10 @@ type Store struct {
 	w       *sql.DB // the single writer connection (on PostgreSQL, the one pool)
 	r       *sql.DB // a pool of readers (on PostgreSQL, the same pool as w)
 	dialect Dialect
+	// writing admits one write transaction of this process at a time on PostgreSQL, before
+	// it takes a connection: writers queued on the write lock would otherwise hold every
+	// connection of the pool and starve the reads.
+	writing chan struct{}
 	Blobs   *Blobs
 	dir     string
 	now     func() time.Time
@@ -128,7 +132,7 @@ func openPostgresStore(ctx context.Context, dsn, dataDir string) (*Store, error)
 	if s.w, err = openPostgres(ctx, dsn); err != nil {
 		return nil, err
 	}
-	s.r, s.dialect = s.w, Postgres
+	s.r, s.dialect, s.writing = s.w, Postgres, make(chan struct{}, 1)
 	if err := s.start(ctx); err != nil {
 		_ = s.w.Close()
 		return nil, err
@@ -287,6 +291,14 @@ func (s *Store) applyFrom(ctx context.Context, fsys fs.FS, name string, txFn fun
 // transaction first takes the write lock: writes from every replica are serialised, so
 // that a select-then-insert means what it means under SQLite's single writer.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if s.writing != nil {
+		select {
+		case s.writing <- struct{}{}:
+			defer func() { <-s.writing }()
+		case <-ctx.Done():
+			return fmt.Errorf("store: begin: %w", ctx.Err())
+		}
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", s.unavailable(err))
