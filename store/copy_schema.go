@@ -51,19 +51,6 @@ var CopyDerived = map[string]string{
 	"search_keys":       "search index, rebuilt from the catalogue at the first serve",
 }
 
-// Tables a copy places out of the dependency order, with why.
-var (
-	// copyFirst: Open appends a transparency-log record for every release without one
-	// (backfillLog), and a resumed copy opens the destination again; with the log copied
-	// before any release, no copied release ever lacks its record.
-	copyFirst = []string{"log_records", "log_hashes", "log_checkpoints"}
-	// copyLast: the webhook triggers record an event for an insert only while an
-	// endpoint exists, so with the endpoints copied last the copied releases, audit rows,
-	// sync states and quarantines add no event the source does not hold. meta holds the
-	// serial: copied last, a destination's serial is the source's only once it is whole.
-	copyLast = []string{"meta", "webhook_endpoints"}
-)
-
 // copyTable is one table of the schema, as a copy needs it.
 type copyTable struct {
 	Name     string
@@ -207,8 +194,8 @@ func queryStrings(ctx context.Context, db schemaReader, q string, args ...any) (
 	return out, rows.Err()
 }
 
-// copyPlan matches the source's tables with the destination's and orders them: copyFirst,
-// then parents before children (ties by name), then copyLast. It refuses a table the source
+// copyPlan matches the source's tables with the destination's and orders them
+// (orderTables). It refuses a table the source
 // has and the destination lacks, a column either side lacks, and a table only the
 // destination has that is not derived: a copy never leaves data behind silently.
 func copyPlan(src, dst map[string]*copyTable) ([]*copyTable, error) {
@@ -238,23 +225,18 @@ func copyPlan(src, dst map[string]*copyTable) ([]*copyTable, error) {
 	return orderTables(src, dst)
 }
 
+// orderTables orders the tables parents first (foreign keys), ties by name. The order
+// matters beyond the keys, and TestCopyPlanOrder holds it: Open appends a transparency-log
+// record for every release without one (backfillLog) and a resumed copy opens the
+// destination again, so the log tables come before releases; the webhook triggers record
+// an event for an insert only while an endpoint exists, so webhook_endpoints comes after
+// every table they watch.
 func orderTables(src, dst map[string]*copyTable) ([]*copyTable, error) {
 	var plan []*copyTable
 	done := map[string]bool{}
-	add := func(name string) {
-		t := *src[name]
-		t.Identity, t.Text = dst[name].Identity, dst[name].Text
-		plan = append(plan, &t)
-		done[name] = true
-	}
-	for _, n := range copyFirst {
-		if src[n] != nil {
-			add(n)
-		}
-	}
 	var rest []string
 	for n := range src {
-		if _, derived := CopyDerived[n]; !derived && !done[n] && !slices.Contains(copyLast, n) {
+		if _, derived := CopyDerived[n]; !derived {
 			rest = append(rest, n)
 		}
 	}
@@ -266,13 +248,11 @@ func orderTables(src, dst map[string]*copyTable) ([]*copyTable, error) {
 		if i < 0 {
 			return nil, fmt.Errorf("store: copy: the foreign keys of tables %v form a cycle", rest)
 		}
-		add(rest[i])
+		t := *src[rest[i]]
+		t.Identity, t.Text = dst[t.Name].Identity, dst[t.Name].Text
+		plan = append(plan, &t)
+		done[t.Name] = true
 		rest = slices.Delete(rest, i, i+1)
-	}
-	for _, n := range copyLast {
-		if src[n] != nil {
-			add(n)
-		}
 	}
 	return plan, nil
 }
