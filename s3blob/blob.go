@@ -105,7 +105,8 @@ func (s *Store) upload(ctx context.Context, sha string, size int64, r io.Reader,
 }
 
 // Open opens the blob recorded with this size: ErrBlobMissing when there is no object,
-// ErrBlobCorrupt when it has another size. The Blob serves ranges with ranged GETs.
+// ErrBlobCorrupt when it has another size. The Blob serves ranges with ranged GETs and
+// reads under ctx: it fails once ctx is done.
 func (s *Store) Open(ctx context.Context, sha string, size int64) (store.Blob, error) {
 	if !store.ValidSHA256(sha) {
 		return nil, fmt.Errorf("s3blob: blob %q: not a sha256 digest: %w", sha, store.ErrBlobCorrupt)

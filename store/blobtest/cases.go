@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,8 +39,11 @@ func testPutRefuses(t *testing.T, h Harness) {
 			t.Errorf("Put(sha %q) = nil, want an error", bad)
 		}
 	}
-	if err := h.Blobs.Put(ctx, SHA(data), int64(len(data))+1, Spool(t, data)); err == nil {
-		t.Errorf("Put of a %d-byte spool file told %d bytes = nil, want an error", len(data), len(data)+1)
+	for _, told := range []int64{int64(len(data)) + 1, int64(len(data)) - 1} {
+		err := h.Blobs.Put(ctx, SHA(data), told, Spool(t, data))
+		if err == nil || !strings.Contains(err.Error(), strconv.Itoa(len(data))) || !strings.Contains(err.Error(), strconv.FormatInt(told, 10)) {
+			t.Errorf("Put of a %d-byte spool file told %d bytes: %v; want an error naming both sizes", len(data), told, err)
+		}
 	}
 	wantList(t, h.Blobs)
 }
@@ -337,8 +341,10 @@ func testPresign(t *testing.T, h Harness) {
 	if cd := header.Get("Content-Disposition"); !strings.Contains(cd, "my-plugin-1.2.0.tar.gz") {
 		t.Errorf("Content-Disposition %q does not name the file", cd)
 	}
-	if _, err := p.PresignGet(context.Background(), sha, 8*24*time.Hour, ""); err == nil {
-		t.Error("PresignGet for 8 days = nil error, want the 7-day limit refused")
+	for _, ttl := range []time.Duration{0, 8 * 24 * time.Hour} {
+		if _, err := p.PresignGet(context.Background(), sha, ttl, ""); err == nil || !strings.Contains(err.Error(), "168h0m0s") {
+			t.Errorf("PresignGet for %s: %v; want a refusal naming the 7-day (168h0m0s) limit", ttl, err)
+		}
 	}
 }
 
