@@ -118,11 +118,28 @@ var channels = []struct {
 
 // testIdenticalIndex: once the replicas agree on the serial, index.json is the same bytes
 // with the same ETag everywhere, plain and gzip, and one replica's ETag revalidates on the
-// others (304), as a CDN in front of them relies on.
+// others (304), as a CDN in front of them relies on. Then replica 2 is restarted more than
+// a second later (documents carry their build time, generated_at, to the second): it
+// serves that serial's stored bytes too, not a build of its own.
 func testIdenticalIndex(t *testing.T, c *replicas.Cluster) {
 	for i, r := range c.Replicas {
 		mustPublish(t, r.URL, mustPackage(t, testPlugins[i].ID, "3.2.0", 0, 4<<10))
 	}
+	waitSameSerial(t, c, "3.2.0")
+	compareIndexes(t, c)
+	time.Sleep(1100 * time.Millisecond)
+	if err := c.Replicas[2].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	c.StartReplica(2)
+	waitSameSerial(t, c, "3.2.0")
+	t.Log("after replica 2 restarted:")
+	compareIndexes(t, c)
+}
+
+// waitSameSerial waits until every replica lists version of every test plugin at one serial.
+func waitSameSerial(t *testing.T, c *replicas.Cluster, version string) {
+	t.Helper()
 	_, err := eventually(5*time.Second, func() error {
 		serials := map[int64]bool{}
 		for _, r := range c.Replicas {
@@ -131,8 +148,8 @@ func testIdenticalIndex(t *testing.T, c *replicas.Cluster) {
 				return err
 			}
 			for _, p := range testPlugins {
-				if !idx.Lists(p.ID, "3.2.0") {
-					return fmt.Errorf("replica %d serial %d does not list %s@3.2.0 yet", r.Index, idx.Serial, p.ID)
+				if !idx.Lists(p.ID, version) {
+					return fmt.Errorf("replica %d serial %d does not list %s@%s yet", r.Index, idx.Serial, p.ID, version)
 				}
 			}
 			serials[idx.Serial] = true
@@ -145,6 +162,11 @@ func testIdenticalIndex(t *testing.T, c *replicas.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// compareIndexes compares index.json of every replica with replica 0's, plain and gzip.
+func compareIndexes(t *testing.T, c *replicas.Cluster) {
+	t.Helper()
 	for _, enc := range []string{"identity", "gzip"} {
 		var first replicas.Answer
 		for _, r := range c.Replicas {
