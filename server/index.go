@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -93,25 +95,69 @@ func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 	if acceptsGzip(c.Request().Header) {
 		gz := d.Gzip()
 		setHeader(h, echo.HeaderContentEncoding, gzipCoding)
-		h.Set("ETag", gzipETag(d.ETag))
+		m := s.docHeaders.of(d, true, gz)
+		setHeader(h, "Etag", m.etag)
 		if f := openFileOfSize(fileFor(len(gz), d.GzipFile), len(gz)); f != nil {
 			defer f.Close()
 			serveContent(c, d.LastModified, f, int64(len(gz)))
 			return nil
 		}
 		defer corkConn(c.Request())()
-		serveContent(c, d.LastModified, bytes.NewReader(gz), int64(len(gz)))
+		serveBytes(c, m, d.LastModified, gz, true)
 		return nil
 	}
-	h.Set("ETag", d.ETag)
+	m := s.docHeaders.of(d, false, d.Body)
+	setHeader(h, "Etag", m.etag)
 	if f := openFileOfSize(fileFor(len(d.Body), d.BodyFile), len(d.Body)); f != nil {
 		defer f.Close()
 		serveContent(c, d.LastModified, f, 0)
 		return nil
 	}
 	defer corkConn(c.Request())()
-	serveContent(c, d.LastModified, bytes.NewReader(d.Body), 0)
+	serveBytes(c, m, d.LastModified, d.Body, false)
 	return nil
+}
+
+// serveBytes answers with body, a representation of a document (encoded: its gzip bytes)
+// from memory. A GET or HEAD with no precondition and no range, what hosts and mirrors
+// send, gets its 200 written here with the header values made once per document (m): the
+// fields and values http.ServeContent sets for it (Last-Modified, Accept-Ranges,
+// Content-Length; TestServeBytesMatchesServeContent), without formatting the time, the
+// length and a slice for each on every request. Any other request goes through
+// http.ServeContent. The caller has set Content-Type (ServeContent would sniff one).
+func serveBytes(c echo.Context, m *docHeaderValues, modtime time.Time, body []byte, encoded bool) {
+	if !plainRequest(c.Request().Header) {
+		encodedLen := int64(0)
+		if encoded {
+			encodedLen = int64(len(body))
+		}
+		serveContent(c, modtime, bytes.NewReader(body), encodedLen)
+		return
+	}
+	res := c.Response()
+	h := res.Header()
+	if m.lastModified != nil {
+		setHeader(h, "Last-Modified", m.lastModified)
+	}
+	setHeader(h, "Accept-Ranges", acceptRanges)
+	setHeader(h, echo.HeaderContentLength, m.length)
+	res.WriteHeader(http.StatusOK)
+	if c.Request().Method != http.MethodHead {
+		_, _ = res.Write(body)
+	}
+}
+
+// plainRequest reports whether h has none of the fields that make http.ServeContent
+// answer anything but the whole representation: the preconditions of RFC 9110 §13 and
+// Range (If-Range only matters with a Range). A field that is present but empty counts as
+// absent, as ServeContent reads them with Header.Get.
+func plainRequest(h http.Header) bool {
+	for _, k := range [...]string{"If-Match", "If-Unmodified-Since", "If-None-Match", "If-Modified-Since", "Range"} {
+		if v := h[k]; len(v) > 0 && v[0] != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // The header values every document response carries (setHeader).
@@ -120,6 +166,7 @@ var (
 	docCache     = headerValue("public, max-age=60")
 	anyOrigin    = headerValue("*")
 	gzipCoding   = headerValue("gzip")
+	acceptRanges = headerValue("bytes")
 	varyEncoding = headerValue(echo.HeaderAcceptEncoding)
 )
 
@@ -288,4 +335,49 @@ func parseQValue(s string) (float64, bool) {
 	}
 	q, err := strconv.ParseFloat(s, 64)
 	return q, err == nil
+}
+
+// docHeaderValues are the header values of one representation of a document, each a
+// headerValue (setHeader), made on its first request.
+type docHeaderValues struct {
+	etag         []string
+	lastModified []string // nil when the document has no modification time
+	length       []string
+}
+
+// docHeaderCache holds the docHeaderValues of the documents being served, by document
+// and representation. A document is immutable once built, and a key keeps its document
+// alive, so a key's values never go stale; past docHeaderCacheMax documents (each build
+// makes new ones) the cache starts again empty.
+type docHeaderCache struct {
+	identity, gzip sync.Map // *ingest.Document -> *docHeaderValues
+	n              atomic.Int64
+}
+
+const docHeaderCacheMax = 256
+
+// of returns the values of d's representation body (gzip: the gzip bytes).
+func (dc *docHeaderCache) of(d *ingest.Document, gzip bool, body []byte) *docHeaderValues {
+	m := &dc.identity
+	if gzip {
+		m = &dc.gzip
+	}
+	if v, ok := m.Load(d); ok {
+		return v.(*docHeaderValues)
+	}
+	if dc.n.Add(1) > docHeaderCacheMax {
+		dc.identity.Clear()
+		dc.gzip.Clear()
+		dc.n.Store(1)
+	}
+	etag := d.ETag
+	if gzip {
+		etag = gzipETag(etag)
+	}
+	v := &docHeaderValues{etag: headerValue(etag), length: headerValue(strconv.Itoa(len(body)))}
+	if t := d.LastModified; !t.IsZero() && !t.Equal(time.Unix(0, 0)) {
+		v.lastModified = headerValue(t.UTC().Format(http.TimeFormat))
+	}
+	actual, _ := m.LoadOrStore(d, v)
+	return actual.(*docHeaderValues)
 }

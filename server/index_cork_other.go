@@ -2,10 +2,7 @@
 
 package server
 
-import (
-	"errors"
-	"syscall"
-)
+import "errors"
 
-// setCork is Linux-only (TCP_CORK); elsewhere bodies are written uncorked.
-func setCork(syscall.RawConn, bool) error { return errors.ErrUnsupported }
+// setCorkFD is Linux-only (TCP_CORK); elsewhere bodies are written uncorked.
+func setCorkFD(uintptr, bool) error { return errors.ErrUnsupported }

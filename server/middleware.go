@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -85,6 +86,45 @@ func (s *Server) logRequest(c echo.Context, start time.Time) {
 		slog.Int("status", res.Status), slog.Int64("bytes", res.Size), slog.Int64("duration_ms", now.Sub(start).Milliseconds()),
 		slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)), slog.String("remote", c.RealIP()))
 	s.reqlog.add(r)
+}
+
+// requestID sets the response's X-Request-ID: the client's (dropUnsafeRequestID has
+// discarded an unsafe one) or a fresh newRequestID, as echo's middleware.RequestID does,
+// without its pooled reader and two buffers per fresh id.
+func requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if id == "" {
+			id = newRequestID()
+		}
+		c.Response().Header()[echo.HeaderXRequestID] = []string{id}
+		return next(c)
+	}
+}
+
+// requestIDChars are the characters of a fresh request id (echo's alphabet).
+const requestIDChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// newRequestID is 32 characters drawn uniformly from requestIDChars with crypto/rand,
+// as echo makes them: a random byte of 248 or more is skipped, so that each character
+// is equally likely (248 is 4 × 62).
+func newRequestID() string {
+	var id [32]byte
+	var r [40]byte
+	n := 0
+	for n < len(id) {
+		_, _ = rand.Read(r[:]) // crypto/rand does not fail (it ends the program instead)
+		for _, x := range r {
+			if int(x) >= 4*len(requestIDChars) {
+				continue
+			}
+			id[n] = requestIDChars[int(x)%len(requestIDChars)]
+			if n++; n == len(id) {
+				break
+			}
+		}
+	}
+	return string(id[:])
 }
 
 // dropUnsafeRequestID discards a client-sent X-Request-ID that is long or holds anything

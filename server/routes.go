@@ -12,12 +12,9 @@ func (s *Server) routes() {
 	e := s.e
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
 	e.Pre(dropUnsafeRequestID)
-	e.Use(middleware.RequestID())
-	e.Use(s.observeRequests)
-	e.Use(s.recoverPanics)
-	e.Use(s.logRequests)
-	e.Use(securityHeaders)
-	e.Use(s.limitRates)
+	chain := []echo.MiddlewareFunc{requestID, s.observeRequests, s.recoverPanics, s.logRequests, securityHeaders, s.limitRates}
+	e.Use(chain...)
+	s.routeDocuments(append([]echo.MiddlewareFunc{dropUnsafeRequestID}, chain...)...) // index_fast.go
 
 	auth := s.svc.Authenticator(s.cfg.AdminSecret)
 	authed := s.requireAuth(auth)

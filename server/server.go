@@ -69,6 +69,9 @@ type Server struct {
 	now func() time.Time
 
 	reqlog *requestLog // the request lines (logRequests), batched while Serve runs
+	fast   fastRoutes  // the document routes answered before echo's router (index_fast.go)
+	// docHeaders are the header values of the documents served (serveDoc).
+	docHeaders docHeaderCache
 
 	metrics *Metrics
 	limits  *rateLimiters
@@ -113,7 +116,11 @@ func uploadTimeoutFor(maxBody int64) time.Duration {
 }
 
 // ServeHTTP makes the Server an http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.serveFast(w, r) {
+		s.e.ServeHTTP(w, r)
+	}
+}
 
 // Serve serves on ln until ctx ends, then shuts down gracefully (in-flight requests get
 // up to 20 seconds). While it runs, request lines are written in batches (requestLog);

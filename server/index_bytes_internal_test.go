@@ -1,0 +1,109 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/ingest"
+)
+
+// TestServeBytesMatchesServeContent: the 200 serveBytes writes itself for a plain GET or
+// HEAD has the status, header fields, body and counted size that http.ServeContent
+// (serveContent) gives the same request, for the identity and the gzip bytes of a
+// document, with and without a modification time; conditional and range requests, which
+// it hands to ServeContent, are compared too.
+func TestServeBytesMatchesServeContent(t *testing.T) {
+	body := bytes.Repeat([]byte(`{"plugins":[]}`), 1000)
+	for _, modtime := range []time.Time{time.Date(2026, 12, 1, 14, 0, 0, 0, time.FixedZone("x", 3600)), {}} {
+		d := &ingest.Document{Body: body, ETag: `"abc"`, LastModified: modtime}
+		var cache docHeaderCache
+		for _, encoded := range []bool{false, true} {
+			for _, tc := range []struct {
+				name, method string
+				header       []string
+			}{
+				{"get", http.MethodGet, nil}, {"head", http.MethodHead, nil},
+				{"empty if-none-match", http.MethodGet, []string{"If-None-Match", ""}},
+				{"not modified", http.MethodGet, []string{"If-None-Match", `"abc"`}},
+				{"range", http.MethodGet, []string{"Range", "bytes=3-8"}},
+				{"if-modified-since", http.MethodGet, []string{"If-Modified-Since", modtime.Add(time.Hour).UTC().Format(http.TimeFormat)}},
+			} {
+				serve := func(direct bool) (*httptest.ResponseRecorder, *echo.Response) {
+					req := httptest.NewRequest(tc.method, "/index.json", nil)
+					for i := 0; i+1 < len(tc.header); i += 2 {
+						req.Header[tc.header[i]] = []string{tc.header[i+1]}
+					}
+					w := httptest.NewRecorder()
+					c := echo.New().NewContext(req, w)
+					c.Response().Header().Set("Content-Type", "application/json") // as serveDoc sets it
+					c.Response().Header().Set("Etag", d.ETag)
+					if encoded {
+						c.Response().Header().Set("Content-Encoding", "gzip")
+					}
+					if !direct {
+						n := int64(0)
+						if encoded {
+							n = int64(len(body))
+						}
+						serveContent(c, modtime, bytes.NewReader(body), n)
+						return w, c.Response()
+					}
+					serveBytes(c, cache.of(d, encoded, body), modtime, body, encoded)
+					return w, c.Response()
+				}
+				want, wantRes := serve(false)
+				got, gotRes := serve(true)
+				type answer struct {
+					Status       int
+					Header       http.Header
+					Body         []byte
+					Counted      int64
+					CountedState int
+				}
+				if diff := cmp.Diff(answer{want.Code, want.Header(), want.Body.Bytes(), wantRes.Size, wantRes.Status},
+					answer{got.Code, got.Header(), got.Body.Bytes(), gotRes.Size, gotRes.Status}); diff != "" {
+					t.Errorf("modtime %v, gzip %v, %s: serveBytes differs from ServeContent (-ServeContent +serveBytes):\n%s", modtime, encoded, tc.name, diff)
+				}
+			}
+		}
+	}
+}
+
+// TestDocHeaderCacheIsBounded: the cache of header values starts again once it holds
+// docHeaderCacheMax documents, and a document's values are its own.
+func TestDocHeaderCacheIsBounded(t *testing.T) {
+	var dc docHeaderCache
+	docs := make([]*ingest.Document, docHeaderCacheMax+10)
+	for i := range docs {
+		docs[i] = &ingest.Document{Body: make([]byte, i), ETag: `"e` + string(rune('a'+i%26)) + `"`}
+		v := dc.of(docs[i], i%2 == 0, docs[i].Body)
+		if v.length[0] != itoaForTest(i) {
+			t.Fatalf("doc %d: Content-Length %q", i, v.length[0])
+		}
+	}
+	n := 0
+	dc.identity.Range(func(any, any) bool { n++; return true })
+	dc.gzip.Range(func(any, any) bool { n++; return true })
+	if n > docHeaderCacheMax {
+		t.Errorf("cache holds %d entries, want at most %d", n, docHeaderCacheMax)
+	}
+	if v := dc.of(docs[1], true, []byte("xy")); v.etag[0] != `"eb-gzip"` || v.length[0] != "2" {
+		t.Errorf("gzip values of doc 1: %v %v", v.etag, v.length)
+	}
+}
+
+func itoaForTest(n int) string {
+	b := []byte{}
+	for {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		if n /= 10; n == 0 {
+			return string(b)
+		}
+	}
+}

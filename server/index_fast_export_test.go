@@ -1,0 +1,10 @@
+package server
+
+import "net/http"
+
+// ServeRouted answers r through echo's router and per-request middleware only, as every
+// request was answered before the fast path (index_fast.go).
+func (s *Server) ServeRouted(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+
+// TakesFastPath reports whether ServeHTTP answers r on the fast path.
+func (s *Server) TakesFastPath(r *http.Request) bool { return s.fastRoute(r) != nil }
