@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,30 @@ type options struct {
 	keep           bool
 	signed         bool
 	deadline       time.Duration
+	phases         map[string]bool // the measurements to run (phaseNames); seeding always runs
+	gzipRounds     int
+}
+
+// phaseNames are the measurements -phases can pick, in the order they run.
+var phaseNames = []string{"pages", "gzip", "readers", "publish"}
+
+// parsePhases parses -phases: "all" or a comma-separated subset of phaseNames.
+func parsePhases(v string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "all":
+			for _, p := range phaseNames {
+				out[p] = true
+			}
+		case slices.Contains(phaseNames, f):
+			out[f] = true
+		default:
+			return nil, fmt.Errorf("unknown phase %q: the phases are all or a comma-separated list of %s", f, strings.Join(phaseNames, ", "))
+		}
+	}
+	return out, nil
 }
 
 func main() {
@@ -59,7 +84,18 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.BoolVar(&o.signed, "signed", false, "sign every package with an ed25519 key that plugins.yaml requires")
 	flag.DurationVar(&o.deadline, "deadline", 100*time.Minute, "hard stop of the whole run")
+	phases := flag.String("phases", "all", "measurements to run after seeding: all, or a comma-separated list of "+strings.Join(phaseNames, ", ")+" (publish includes its baseline)")
+	flag.IntVar(&o.gzipRounds, "gzip-rounds", 1, "rounds of the gzip comparison, registry then nginx in each (1 to 20); the ratio is the median round's")
 	flag.Parse()
+	var err error
+	if o.phases, err = parsePhases(*phases); err != nil {
+		fmt.Fprintf(os.Stderr, "scale: -phases: %v\n", err)
+		os.Exit(2)
+	}
+	if o.gzipRounds < 1 || o.gzipRounds > 20 {
+		fmt.Fprintf(os.Stderr, "scale: -gzip-rounds %d: want 1 to 20\n", o.gzipRounds)
+		os.Exit(2)
+	}
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err == nil {
@@ -168,6 +204,7 @@ type result struct {
 	indexBytes, gzBytes int64
 	pages               []namedStats
 	gzipReg, gzipNginx  *stats
+	gzipSpread          string // the ratios' range over -gzip-rounds, when more than one
 	nginxVersion        string
 	readers, readersPub *stats
 	// readersRate and readersPubRate are readers at a quarter of readers' rate, open loop.
@@ -207,15 +244,17 @@ func measureSize(ctx context.Context, o options, dir string, n int, out io.Write
 	}
 	// The baseline on exactly the packages the publish phases upload; measured again after
 	// the publish phases, and the faster of the two kept (the machine is shared).
-	r.measureBaseline(ctx, o, dir, q)
-	fmt.Fprintf(out, "baseline sha256sum+tar -xzf: 1 worker %s; 16 workers %s\n", r.base1, r.base16)
+	if o.phases["publish"] {
+		r.measureBaseline(ctx, o, dir, q)
+		fmt.Fprintf(out, "baseline sha256sum+tar -xzf: 1 worker %s; 16 workers %s\n", r.base1, r.base16)
+	}
 	srv, ok := r.seed(ctx, o, dir, rep, out)
 	if !ok {
 		return r
 	}
 	defer func() { srv.stop() }()
 	r.measureServer(ctx, o, dir, srv, q, out)
-	if r.measureBaseline(ctx, o, dir, q) {
+	if o.phases["publish"] && r.measureBaseline(ctx, o, dir, q) {
 		fmt.Fprintf(out, "baseline again, faster this time: 1 worker %s; 16 workers %s\n", r.base1, r.base16)
 	}
 	return r

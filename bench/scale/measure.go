@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,9 +75,24 @@ func (r *result) measureServer(ctx context.Context, o options, dir string, srv *
 	r.indexBytes, r.gzBytes = int64(len(idx)), int64(len(gz))
 	fmt.Fprintf(out, "index.json %d bytes, gzip %d bytes\n", len(idx), len(gz))
 
-	r.measurePages(ctx, o, srv, plain, out)
-	r.measureGzip(ctx, o, dir, srv, idx, gz, out)
+	if o.phases["pages"] {
+		r.measurePages(ctx, o, srv, plain, out)
+	}
+	if o.phases["gzip"] {
+		r.measureGzip(ctx, o, dir, srv, idx, gz, out)
+	}
+	if o.phases["readers"] {
+		r.measureReaders(ctx, o, srv, q, plain, out)
+	}
+	if o.phases["publish"] {
+		r.measurePublish(ctx, o, srv, q, out)
+	}
+	r.peak = srv.procStatus("VmHWM")
+}
 
+// measureReaders reads /index.json alone, then with one continuous publisher (closed loop,
+// then open loop at a quarter of the rate the readers reached alone).
+func (r *result) measureReaders(ctx context.Context, o options, srv *server, q *queue, plain *http.Client, out io.Writer) {
 	// Readers of /index.json alone, then with one continuous publisher.
 	reader := func(ctx context.Context, _ int) (int64, error) { return get(ctx, plain, srv.url+"/index.json", false) }
 	r.readers = run(ctx, o.readers, 1<<30, o.duration, reader)
@@ -116,7 +133,10 @@ func (r *result) measureServer(ctx context.Context, o options, dir string, srv *
 	r.readersRate = runRate(ctx, rate, o.duration, rateReader) // the publisher has stopped
 	fmt.Fprintf(out, "index.json readers (%d): alone %s; with one publisher %s (publisher: %s)\n", o.readers, r.readers, r.readersPub, pub)
 	fmt.Fprintf(out, "index.json readers at %.1f/s (open loop): alone %s; with one publisher %s\n", rate, r.readersRate, r.readersPubRate)
+}
 
+// measurePublish measures publish latency and throughput with 1, then 16 clients.
+func (r *result) measurePublish(ctx context.Context, o options, srv *server, q *queue, out io.Writer) {
 	// Publish latency and throughput with 1, then 16 clients.
 	for _, p := range []struct {
 		clients int
@@ -130,7 +150,6 @@ func (r *result) measureServer(ctx context.Context, o options, dir string, srv *
 		c.CloseIdleConnections()
 		fmt.Fprintf(out, "publish, %d clients: %s\n", p.clients, *p.dst)
 	}
-	r.peak = srv.procStatus("VmHWM")
 }
 
 func fetch(ctx context.Context, c *http.Client, u string, gz bool) ([]byte, error) {
@@ -184,7 +203,9 @@ func (r *result) measurePages(ctx context.Context, o options, srv *server, c *ht
 }
 
 // measureGzip loads /index.json with Accept-Encoding: gzip from the registry, then from
-// nginx serving the same gzip bytes with gzip_static.
+// nginx serving the same gzip bytes with gzip_static, -gzip-rounds times alternately (the
+// machine is shared: a round compares the two under the same neighbours); the round with
+// the median ratio is the one kept, and every round's ratio is printed.
 func (r *result) measureGzip(ctx context.Context, o options, dir string, srv *server, idx, gz []byte, out io.Writer) {
 	c := newClient(o.readers, false)
 	defer c.CloseIdleConnections()
@@ -197,19 +218,39 @@ func (r *result) measureGzip(ctx context.Context, o options, dir string, srv *se
 			return n, err
 		})
 	}
-	r.gzipReg = load(srv.url + "/index.json")
-	fmt.Fprintf(out, "index.json gzip, registry (%d clients): %s\n", o.readers, r.gzipReg)
 	if o.nginx == "" {
+		r.gzipReg = load(srv.url + "/index.json")
+		fmt.Fprintf(out, "index.json gzip, registry (%d clients): %s\n", o.readers, r.gzipReg)
 		return
 	}
 	ng, err := nginx.Start(ctx, o.nginx, dir, nginx.Options{Files: map[string][]byte{"index.json": idx, "index.json.gz": gz},
 		GzipStatic: true, Probe: "/index.json"})
 	if err != nil {
+		r.gzipReg = load(srv.url + "/index.json")
+		fmt.Fprintf(out, "index.json gzip, registry (%d clients): %s\n", o.readers, r.gzipReg)
 		r.fail("nginx", err)
 		return
 	}
 	defer ng.Stop()
 	r.nginxVersion = ng.Version
-	r.gzipNginx = load(ng.URL + "/index.json")
-	fmt.Fprintf(out, "index.json gzip, nginx %s gzip_static (same bytes): %s\n", ng.Version, r.gzipNginx)
+	type round struct{ reg, ngx *stats }
+	var rounds []round
+	for k := range o.gzipRounds {
+		rd := round{reg: load(srv.url + "/index.json")}
+		fmt.Fprintf(out, "index.json gzip, registry (%d clients): %s\n", o.readers, rd.reg)
+		rd.ngx = load(ng.URL + "/index.json")
+		fmt.Fprintf(out, "index.json gzip, nginx %s gzip_static (same bytes): %s\n", ng.Version, rd.ngx)
+		if o.gzipRounds > 1 {
+			fmt.Fprintf(out, "gzip round %d: registry/nginx %s\n", k+1, ratio(rd.reg.rps(), rd.ngx.rps()))
+		}
+		rounds = append(rounds, rd)
+	}
+	ratioOf := func(rd round) float64 { return rd.reg.rps() / max(rd.ngx.rps(), 1e-9) }
+	slices.SortFunc(rounds, func(a, b round) int { return cmp.Compare(ratioOf(a), ratioOf(b)) })
+	med := rounds[len(rounds)/2]
+	r.gzipReg, r.gzipNginx = med.reg, med.ngx
+	if len(rounds) > 1 {
+		r.gzipSpread = fmt.Sprintf("%.2f–%.2f× over %d rounds", ratioOf(rounds[0]), ratioOf(rounds[len(rounds)-1]), len(rounds))
+		fmt.Fprintf(out, "gzip registry/nginx: median %.2f×, %s\n", ratioOf(med), r.gzipSpread)
+	}
 }

@@ -173,7 +173,12 @@ func printSummary(out io.Writer, z zero, all []*result) {
 	row("index.json gzip req/s: registry / nginx gzip_static", func(r *result) string {
 		return fmt.Sprintf("%.0f / %.0f", rps(r.gzipReg), rps(r.gzipNginx))
 	})
-	row("**gzip registry/nginx** (target ≥ 0.8×)", func(r *result) string { return ratio(rps(r.gzipReg), rps(r.gzipNginx)) })
+	row("**gzip registry/nginx** (target ≥ 0.8×)", func(r *result) string {
+		if r.gzipSpread != "" {
+			return ratio(rps(r.gzipReg), rps(r.gzipNginx)) + " (median; " + r.gzipSpread + ")"
+		}
+		return ratio(rps(r.gzipReg), rps(r.gzipNginx))
+	})
 	row("gzip p99: registry / nginx", func(r *result) string { return msOr(r.gzipReg, .99) + " / " + msOr(r.gzipNginx, .99) })
 	row("phases that failed", func(r *result) string {
 		if len(r.errs) == 0 {
