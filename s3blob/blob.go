@@ -155,6 +155,19 @@ func (s *Store) statError(sha string, err error) error {
 	return s.fail("stat blob", sha, err)
 }
 
+// Info returns the object's size and when it was stored, whatever size is recorded for
+// the blob: ErrBlobMissing when there is no object.
+func (s *Store) Info(ctx context.Context, sha string) (store.BlobInfo, error) {
+	if !store.ValidSHA256(sha) {
+		return store.BlobInfo{}, fmt.Errorf("s3blob: blob %q: not a sha256 digest: %w", sha, store.ErrBlobMissing)
+	}
+	info, err := s.c.StatObject(ctx, s.cfg.Bucket, s.Key(sha), minio.StatObjectOptions{})
+	if err != nil {
+		return store.BlobInfo{}, s.statError(sha, err)
+	}
+	return store.BlobInfo{Size: info.Size, Modified: info.LastModified}, nil
+}
+
 // Check reads the whole object once and compares its size and sha256 with the recorded
 // ones: nil when both match, else an error wrapping ErrBlobMissing or ErrBlobCorrupt.
 func (s *Store) Check(ctx context.Context, sha string, size int64) error {

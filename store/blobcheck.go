@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 )
@@ -115,11 +114,25 @@ func (s *Store) blobUses(ctx context.Context) (map[string][]BlobUse, error) {
 	return uses, nil
 }
 
-// CheckBlobs re-hashes every blob the database records against its recorded size and
-// sha256, and lists blob files no release uses; progress (may be nil) is called after each
-// blob. It returns the problems ordered by sha256 (none: an empty list); an error means the
-// check itself could not run or ctx ended.
+// BlobChecker is a blob store CheckBlobsIn can check: the local folder (Folder) or a
+// bucket (s3blob.Store).
+type BlobChecker interface {
+	Check(ctx context.Context, sha string, size int64) error
+	List(ctx context.Context) ([]string, error)
+	Info(ctx context.Context, sha string) (BlobInfo, error)
+}
+
+// CheckBlobs is CheckBlobsIn over the local blob folder.
 func (s *Store) CheckBlobs(ctx context.Context, progress func(BlobProgress)) ([]BlobProblem, error) {
+	return s.CheckBlobsIn(ctx, s.Blobs.Folder(), progress)
+}
+
+// CheckBlobsIn re-hashes in b every blob the database records against its recorded size
+// and sha256, and lists the blobs in b no release uses; progress (may be nil) is called
+// after each blob. It returns the problems ordered by sha256 (none: an empty list); an
+// error means the check itself could not run: ctx ended or b became unreachable (an error
+// wrapping ErrUnavailable, rather than every blob reported unreadable).
+func (s *Store) CheckBlobsIn(ctx context.Context, b BlobChecker, progress func(BlobProgress)) ([]BlobProblem, error) {
 	recs, err := s.BlobRecords(ctx)
 	if err != nil {
 		return nil, err
@@ -133,7 +146,11 @@ func (s *Store) CheckBlobs(ctx context.Context, progress func(BlobProgress)) ([]
 		if err := ctx.Err(); err != nil {
 			return probs, fmt.Errorf("store: check blobs: %w", err)
 		}
-		if prob := s.checkRecord(r); prob != nil {
+		prob, err := checkRecord(ctx, b, r)
+		if err != nil {
+			return probs, fmt.Errorf("store: check blobs: %w", err)
+		}
+		if prob != nil {
 			probs = append(probs, *prob)
 		}
 		p.Done, p.Bytes, p.SHA256 = p.Done+1, p.Bytes+r.Size, r.SHA256
@@ -141,7 +158,7 @@ func (s *Store) CheckBlobs(ctx context.Context, progress func(BlobProgress)) ([]
 			progress(p)
 		}
 	}
-	orphans, err := s.orphanFiles(recs)
+	orphans, err := orphanBlobs(ctx, b, recs)
 	if err != nil {
 		return probs, err
 	}
@@ -151,18 +168,22 @@ func (s *Store) CheckBlobs(ctx context.Context, progress func(BlobProgress)) ([]
 }
 
 // checkRecord checks one recorded blob: a used blob must be whole; an unused one is an
-// orphan when its file is there (and nothing when it is not: nobody needs it).
-func (s *Store) checkRecord(r BlobRecord) *BlobProblem {
-	err := s.Blobs.Check(r.SHA256, r.Size)
+// orphan when it is there (and nothing when it is not: nobody needs it). The error is
+// b's being unreachable, which is no verdict on the blob.
+func checkRecord(ctx context.Context, b BlobChecker, r BlobRecord) (*BlobProblem, error) {
+	err := b.Check(ctx, r.SHA256, r.Size)
+	if errors.Is(err, ErrUnavailable) || (err != nil && ctx.Err() != nil) {
+		return nil, err
+	}
 	if len(r.Uses) == 0 {
 		if errors.Is(err, ErrBlobMissing) {
-			return nil
+			return nil, nil
 		}
 		return &BlobProblem{Kind: BlobOrphan, SHA256: r.SHA256, Size: r.Size, Uses: []BlobUse{},
-			Detail: "recorded in the database but no release uses it"}
+			Detail: "recorded in the database but no release uses it"}, nil
 	}
 	if err == nil {
-		return nil
+		return nil, nil
 	}
 	kind := BlobUnreadable
 	switch {
@@ -171,12 +192,12 @@ func (s *Store) checkRecord(r BlobRecord) *BlobProblem {
 	case errors.Is(err, ErrBlobCorrupt):
 		kind = BlobCorrupt
 	}
-	return &BlobProblem{Kind: kind, SHA256: r.SHA256, Size: r.Size, Uses: r.Uses, Detail: strings.TrimPrefix(err.Error(), "store: ")}
+	return &BlobProblem{Kind: kind, SHA256: r.SHA256, Size: r.Size, Uses: r.Uses, Detail: strings.TrimPrefix(err.Error(), "store: ")}, nil
 }
 
-// orphanFiles lists blob files the database does not record at all.
-func (s *Store) orphanFiles(recs []BlobRecord) ([]BlobProblem, error) {
-	files, err := s.Blobs.List()
+// orphanBlobs lists the blobs in b the database does not record at all.
+func orphanBlobs(ctx context.Context, b BlobChecker, recs []BlobRecord) ([]BlobProblem, error) {
+	files, err := b.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +211,11 @@ func (s *Store) orphanFiles(recs []BlobRecord) ([]BlobProblem, error) {
 			continue
 		}
 		size := int64(-1)
-		if st, err := os.Stat(s.Blobs.Path(sha)); err == nil {
-			size = st.Size()
+		if info, err := b.Info(ctx, sha); err == nil {
+			size = info.Size
 		}
 		out = append(out, BlobProblem{Kind: BlobOrphan, SHA256: sha, Size: size, Uses: []BlobUse{},
-			Detail: "a file the database does not record (an interrupted publish leaves one; registry serve removes them at start)"})
+			Detail: "a blob the database does not record (an interrupted publish leaves one; registry serve removes them at start)"})
 	}
 	return out, nil
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
+	"time"
 )
 
 // Blob is one stored blob opened for reading: sequential reads, seeks and ranges (ReadAt),
@@ -154,6 +156,31 @@ func Rehash(ctx context.Context, sha string, r io.Reader) error {
 		return fmt.Errorf("store: blob %s: its %d bytes hash to %s: %w", sha, n, got, ErrBlobCorrupt)
 	}
 	return nil
+}
+
+// BlobInfo is what a blob store knows of a stored blob without reading it.
+type BlobInfo struct {
+	Size     int64
+	Modified time.Time // when it was stored
+}
+
+// Info returns the blob's size and when it was stored, whatever size is recorded for it:
+// ErrBlobMissing when it is absent.
+func (f *Folder) Info(ctx context.Context, sha string) (BlobInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return BlobInfo{}, fmt.Errorf("store: blob %s: %w", sha, err)
+	}
+	if !validSHA(sha) {
+		return BlobInfo{}, fmt.Errorf("store: blob %q: not a sha256 digest: %w", sha, ErrBlobMissing)
+	}
+	st, err := os.Stat(f.Path(sha))
+	if errors.Is(err, fs.ErrNotExist) {
+		return BlobInfo{}, fmt.Errorf("store: blob %s: no file at %s: %w", sha, f.Path(sha), ErrBlobMissing)
+	}
+	if err != nil {
+		return BlobInfo{}, fmt.Errorf("store: stat blob %s: %w", sha, err)
+	}
+	return BlobInfo{Size: st.Size(), Modified: st.ModTime()}, nil
 }
 
 // Remove deletes a blob, if present.

@@ -20,12 +20,14 @@ import (
 	"github.com/pluginyard/registry/store"
 )
 
-// Backend is the blob contract (what ingest declares as its Blobs).
+// Backend is the blob contract (what ingest declares as its Blobs), with Info, which
+// garbage collection and fsck over any backend need (store.BlobSweeper, BlobChecker).
 type Backend interface {
 	Put(ctx context.Context, sha string, size int64, src string) error
 	PutBytes(ctx context.Context, data []byte) (string, error)
 	Open(ctx context.Context, sha string, size int64) (store.Blob, error)
 	Stat(ctx context.Context, sha string, size int64) error
+	Info(ctx context.Context, sha string) (store.BlobInfo, error)
 	Check(ctx context.Context, sha string, size int64) error
 	Remove(ctx context.Context, sha string) error
 	List(ctx context.Context) ([]string, error)
@@ -61,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"PutWithADoneContextStoresNothing", testPutCancelled},
 		{"Ranges", testRanges},
 		{"Missing", testMissing},
+		{"Info", testInfo},
 		{"CorruptSize", testCorruptSize},
 		{"CorruptSameSize", testCorruptSameSize},
 		{"Remove", testRemove},

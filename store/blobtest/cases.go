@@ -252,6 +252,25 @@ func testMissing(t *testing.T, h Harness) {
 	wantErr(t, "Check", h.Blobs.Check(ctx, sha, 12), store.ErrBlobMissing, sha)
 }
 
+// Info gives the stored size, whatever is recorded, and when it was stored.
+func testInfo(t *testing.T, h Harness) {
+	ctx := context.Background()
+	before := time.Now().Add(-time.Minute) // slack for S3's whole seconds and clock skew
+	data := Bytes(1234, 13)
+	sha := MustPut(t, h.Blobs, data)
+	h.Overwrite(t, sha, data[:1000])
+	info, err := h.Blobs.Info(ctx, sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size != 1000 || info.Modified.Before(before) || info.Modified.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("Info = %+v; want size 1000 (what is stored) and a time about now", info)
+	}
+	missing := SHA([]byte("never stored"))
+	_, err = h.Blobs.Info(ctx, missing)
+	wantErr(t, "Info of a missing blob", err, store.ErrBlobMissing, missing)
+}
+
 // A blob of another size than recorded is never handed out.
 func testCorruptSize(t *testing.T, h Harness) {
 	ctx := context.Background()

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// BlobSweeper is a blob store CollectGarbageIn can sweep: the local folder (Folder) or a
+// bucket (s3blob.Store).
+type BlobSweeper interface {
+	List(ctx context.Context) ([]string, error)
+	Info(ctx context.Context, sha string) (BlobInfo, error)
+	Remove(ctx context.Context, sha string) error
+}
+
+// CollectGarbageIn removes from b the blobs that no committed row records and that were
+// stored more than minAge ago, and returns how many it removed. A publish stores its blob
+// before it commits the row: on a store shared by replicas, a younger unrecorded blob may
+// be another replica's publish in flight, so minAge must exceed the longest publish (an
+// hour is plenty; minAge <= 0 is refused). The database is read after b is listed, so a
+// row committed meanwhile protects its blob.
+func (s *Store) CollectGarbageIn(ctx context.Context, b BlobSweeper, minAge time.Duration) (int, error) {
+	if minAge <= 0 {
+		return 0, fmt.Errorf("store: gc: minimum age %s: want more than the longest publish, e.g. 1h", minAge)
+	}
+	listed, err := b.List(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("store: gc: %w", err)
+	}
+	known, err := s.recordedBlobs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	cutoff := time.Now().Add(-minAge)
+	removed := 0
+	for _, sha := range listed {
+		if known[sha] {
+			continue
+		}
+		info, err := b.Info(ctx, sha)
+		if errors.Is(err, ErrBlobMissing) {
+			continue
+		}
+		if err != nil {
+			return removed, fmt.Errorf("store: gc: %w", err)
+		}
+		if info.Modified.After(cutoff) {
+			continue
+		}
+		if err := b.Remove(ctx, sha); err != nil {
+			return removed, fmt.Errorf("store: gc: %w", err)
+		}
+		removed++
+	}
+	return removed, nil
+}
+
+// recordedBlobs returns the digests of every blob the database records.
+func (s *Store) recordedBlobs(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT sha256 FROM blobs")
+	if err != nil {
+		return nil, fmt.Errorf("store: gc: %w", err)
+	}
+	defer rows.Close()
+	known := map[string]bool{}
+	for rows.Next() {
+		var sha string
+		if err := rows.Scan(&sha); err != nil {
+			return nil, fmt.Errorf("store: gc: %w", err)
+		}
+		known[sha] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: gc: %w", err)
+	}
+	return known, nil
+}
