@@ -73,6 +73,8 @@ type CopyReport struct {
 	Sequences    []string // table.column sequences set past the copied rows (PostgreSQL)
 	Resumed      bool     // the destination held an unfinished copy of this source
 	Elapsed      time.Duration
+	// The time of each phase: copying the blobs, copying the rows, verifying both.
+	BlobTime, RowTime, VerifyTime time.Duration
 }
 
 // TableReport is one copied table.
@@ -135,20 +137,26 @@ func (c *copier) run(ctx context.Context, plan []*copyTable) error {
 	if err := c.begin(ctx, plan); err != nil {
 		return err
 	}
+	start := time.Now()
 	if err := c.copyBlobs(ctx); err != nil {
 		return err
 	}
+	c.report.BlobTime = time.Since(start)
+	start = time.Now()
 	for _, t := range plan {
 		if err := c.copyTable(ctx, t); err != nil {
 			return err
 		}
 	}
+	c.report.RowTime = time.Since(start)
+	start = time.Now()
 	if err := c.verifyTables(ctx, plan); err != nil {
 		return err
 	}
 	if err := c.verifyBlobs(ctx); err != nil {
 		return err
 	}
+	c.report.VerifyTime = time.Since(start)
 	return c.finish(ctx)
 }
 

@@ -78,9 +78,16 @@ func printMigrateReport(w io.Writer, from, to store.CopyEnd, rep *store.CopyRepo
 	if len(rep.Sequences) > 0 {
 		fmt.Fprintf(w, "  sequences set past the copied ids: %s\n", strings.Join(rep.Sequences, ", "))
 	}
-	secs := rep.Elapsed.Seconds()
-	if secs <= 0 {
-		secs = 1e-9
+	fmt.Fprintf(w, "  took %s: rows %s (%s), blobs %s (%s), verification %s\n", rep.Elapsed.Round(time.Millisecond),
+		rep.RowTime.Round(time.Millisecond), rate(float64(inserted), rep.RowTime, "rows/s"),
+		rep.BlobTime.Round(time.Millisecond), rate(float64(rep.BytesCopied)/1e6, rep.BlobTime, "MB/s"),
+		rep.VerifyTime.Round(time.Millisecond))
+}
+
+// rate is n per second of d, with its unit.
+func rate(n float64, d time.Duration, unit string) string {
+	if d <= 0 {
+		return "- " + unit
 	}
-	fmt.Fprintf(w, "  took %s: %.0f rows/s, %.1f MB/s of blobs\n", rep.Elapsed.Round(time.Millisecond), float64(inserted)/secs, float64(rep.BytesCopied)/1e6/secs)
+	return fmt.Sprintf("%.0f %s", n/d.Seconds(), unit)
 }
