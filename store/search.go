@@ -170,25 +170,7 @@ func (s *Store) DeleteSearch(ctx context.Context, ids []string) error {
 // insertSearchRows inserts one row per doc, docs[i] with rowid rowids[i], and its keys
 // (lower-cased id and name) into search_keys.
 func insertSearchRows(ctx context.Context, tx *sql.Tx, dl searchSQL, docs []SearchDoc, rowids []int64) error {
-	stmt, err := tx.PrepareContext(ctx, dl.insertRow())
-	if err != nil {
-		return fmt.Errorf("store: search insert: %w", err)
-	}
-	defer stmt.Close()
-	keys, err := tx.PrepareContext(ctx, dl.insertKeys())
-	if err != nil {
-		return fmt.Errorf("store: search keys insert: %w", err)
-	}
-	defer keys.Close()
-	for i, d := range docs {
-		if _, err := stmt.ExecContext(ctx, dl.rowArgs(rowids[i], d)...); err != nil {
-			return fmt.Errorf("store: search insert %s: %w", d.ID, err)
-		}
-		if _, err := keys.ExecContext(ctx, exactKey(d.ID), rowids[i], exactKey(d.Name), rowids[i]); err != nil {
-			return fmt.Errorf("store: search keys insert %s: %w", d.ID, err)
-		}
-	}
-	return nil
+	return dl.insert(ctx, tx, docs, rowids)
 }
 
 // deleteSearchRows deletes the rows whose id is one of ids, each found by searchRowid (a

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -19,27 +20,64 @@ import (
 // description 1 → D), so both backends match the same rows for the same text.
 type pgSearch struct{}
 
-func (pgSearch) insertRow() string {
-	return `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads, doc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
-			setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B') ||
-			setweight(to_tsvector('simple', ?), 'D') || setweight(to_tsvector('simple', ?), 'C') ||
-			setweight(to_tsvector('simple', ?), 'C'))`
+// pgInsertBatch is how many rows one INSERT writes: a full rebuild is a few statements
+// rather than a round trip per row (50k rows: 23 s one by one), the write lock held
+// meanwhile.
+const pgInsertBatch = 1000
+
+// insert writes docs pgInsertBatch at a time, each column an array unnested.
+func (pgSearch) insert(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error {
+	for start := 0; start < len(docs); start += pgInsertBatch {
+		end := min(len(docs), start+pgInsertBatch)
+		if err := pgInsertRows(ctx, tx, docs[start:end], rowids[start:end]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func (pgSearch) rowArgs(rowid int64, d SearchDoc) []any {
-	cats := strings.Join(d.Categories, " ")
-	return append(ftsSearch{}.rowArgs(rowid, d), pgText(d.ID), pgText(d.Name), pgText(d.Description), pgText(d.Author), pgText(cats))
+func pgInsertRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error {
+	const cols = 14
+	text := make([][]string, cols)
+	downloads := make([]int64, len(docs))
+	keys, keyRowids := make([]string, 0, 2*len(docs)), make([]int64, 0, 2*len(docs))
+	for i, d := range docs {
+		cats := strings.Join(d.Categories, " ")
+		for c, v := range []string{"", d.ID, d.Name, d.Description, d.Author, cats, d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), "",
+			pgText(d.ID), pgText(d.Name), pgText(d.Description), pgText(d.Author), pgText(cats)} {
+			text[c] = append(text[c], v)
+		}
+		downloads[i] = d.Downloads
+		keys, keyRowids = append(keys, exactKey(d.ID), exactKey(d.Name)), append(keyRowids, rowids[i], rowids[i])
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads, doc)
+		SELECT r, i, n, de, a, c, k, u, dl,
+			setweight(to_tsvector('simple', ti), 'A') || setweight(to_tsvector('simple', tn), 'B') ||
+			setweight(to_tsvector('simple', tde), 'D') || setweight(to_tsvector('simple', ta), 'C') ||
+			setweight(to_tsvector('simple', tc), 'C')
+		FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[],
+			?::text[], ?::text[], ?::text[], ?::text[], ?::text[]) AS t (r, i, n, de, a, c, k, u, dl, ti, tn, tde, ta, tc)`,
+		rowids, text[1], text[2], text[3], text[4], text[5], text[6], text[7], downloads,
+		text[9], text[10], text[11], text[12], text[13])
+	if err != nil {
+		return fmt.Errorf("store: search insert %d rows from %s: %w", len(docs), docs[0].ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO search_keys (key, search_rowid) SELECT * FROM unnest(?::text[], ?::bigint[])
+		ON CONFLICT DO NOTHING`, keys, keyRowids); err != nil {
+		return fmt.Errorf("store: search keys insert %d rows from %s: %w", len(docs), docs[0].ID, err)
+	}
+	return nil
 }
 
-func (pgSearch) insertKeys() string {
-	return "INSERT INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?) ON CONFLICT DO NOTHING"
-}
-
-// replaced refreshes the planner's statistics of the rebuilt table: whether a word is
-// common (walk the rowid order, stop at the window) or rare (ask the GIN index) is read
-// from them, and autovacuum would update them only later.
+// replaced merges the GIN index's pending list (where fast updates queue new rows, and
+// which every search scans linearly until a vacuum merges it: at 50k fresh rows a rare
+// word took 15 ms instead of 0.5) and refreshes the planner's statistics (whether a word
+// is common, walk the rowid order, or rare, ask the index, is read from them), rather
+// than waiting for autovacuum to do both.
 func (pgSearch) replaced(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "SELECT gin_clean_pending_list('search_doc')"); err != nil {
+		return fmt.Errorf("store: merge the search index: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, "ANALYZE search"); err != nil {
 		return fmt.Errorf("store: analyze search: %w", err)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -12,12 +13,9 @@ import (
 // SQLite's table is FTS5 (ftsSearch), PostgreSQL's a table with a tsvector column under
 // a GIN index (pgSearch, search_postgres.go).
 type searchSQL interface {
-	// insertRow is the INSERT of one row, with the arguments rowArgs gives.
-	insertRow() string
-	rowArgs(rowid int64, d SearchDoc) []any
-	// insertKeys inserts the two keys (key, rowid, key, rowid) of a row, a key already
-	// there ignored.
-	insertKeys() string
+	// insert inserts one row per doc, docs[i] with rowid rowids[i], and its two keys
+	// (exactKey of its id and name; a key already there is kept).
+	insert(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error
 	// replaced runs at the end of a full rebuild's transaction.
 	replaced(ctx context.Context, tx *sql.Tx) error
 	// rowidOf is the query of the rowid of id's row, and its arguments.
@@ -56,18 +54,28 @@ func (s *Store) searchSQL() searchSQL {
 // 0011, 0012).
 type ftsSearch struct{}
 
-func (ftsSearch) insertRow() string {
-	return `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-}
-
-func (ftsSearch) rowArgs(rowid int64, d SearchDoc) []any {
-	return []any{rowid, d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
-		d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads}
-}
-
-func (ftsSearch) insertKeys() string {
-	return "INSERT OR IGNORE INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?)"
+func (ftsSearch) insert(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("store: search insert: %w", err)
+	}
+	defer stmt.Close()
+	keys, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?)")
+	if err != nil {
+		return fmt.Errorf("store: search keys insert: %w", err)
+	}
+	defer keys.Close()
+	for i, d := range docs {
+		if _, err := stmt.ExecContext(ctx, rowids[i], d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
+			d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
+			return fmt.Errorf("store: search insert %s: %w", d.ID, err)
+		}
+		if _, err := keys.ExecContext(ctx, exactKey(d.ID), rowids[i], exactKey(d.Name), rowids[i]); err != nil {
+			return fmt.Errorf("store: search keys insert %s: %w", d.ID, err)
+		}
+	}
+	return nil
 }
 
 func (ftsSearch) replaced(context.Context, *sql.Tx) error { return nil }
