@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/pluginyard/registry/store"
 )
 
@@ -61,6 +63,33 @@ func TestExactMatchFoldsEveryLetter(t *testing.T) {
 			if err != nil || len(ids) == 0 || ids[0] != want {
 				t.Errorf("Search(%q) = %v (%v), want %s first (exact match)", q, ids, err, want)
 			}
+		}
+	})
+}
+
+// Relevance weighs the columns as bm25's weights say (id 10, name 5, author and
+// categories 2, description 1), on each backend: a word in the id outranks it in the name,
+// which outranks it in the author, which outranks it in the description.
+func TestSearchRelevanceWeighsColumns(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.open(t)
+		now := time.Now()
+		docs := []store.SearchDoc{
+			{ID: "d-one", Name: "D", Description: "a note about widgets", Author: "x", Kind: "plugin", UpdatedAt: now},
+			{ID: "c-one", Name: "C", Description: "a note", Author: "widgets inc", Kind: "plugin", UpdatedAt: now},
+			{ID: "b-one", Name: "B widgets", Description: "a note", Author: "x", Kind: "plugin", UpdatedAt: now},
+			{ID: "a-widgets", Name: "A", Description: "a note", Author: "x", Kind: "plugin", UpdatedAt: now},
+		}
+		if err := s.ReplaceSearch(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := s.Search(ctx, store.SearchQuery{Q: "widgets", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"a-widgets", "b-one", "c-one", "d-one"}, got); diff != "" {
+			t.Errorf("Search(widgets) by relevance (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -3,11 +3,13 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/store/storetest"
@@ -35,15 +37,49 @@ func sameDocs() []store.SearchDoc {
 	return append(docs, store.SearchDoc{ID: "kanban", Name: "Übersicht", Description: "the exact one", Kind: "plugin", UpdatedAt: now})
 }
 
+// createICUDatabase creates a database on server whose default collation is ICU's
+// English (not bytes: "a" < "B", lower() folds every letter), as a production database's
+// often is, and returns its DSN; it is dropped in tb.Cleanup.
+func createICUDatabase(tb testing.TB, server string) string {
+	tb.Helper()
+	ctx := context.Background()
+	name := fmt.Sprintf("search_icu_%d", time.Now().UnixNano())
+	admin, err := pgx.Connect(ctx, server)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name+" LOCALE_PROVIDER icu ICU_LOCALE 'en' LOCALE 'C' TEMPLATE template0"); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, server)
+		if err != nil {
+			tb.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			tb.Error(err)
+		}
+	})
+	u, err := url.Parse(server)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
 // TestSearchSameOnBothBackends runs one catalogue and a table of searches (text, prefixes,
 // exact matches, kinds, categories, every sort, pages) on SQLite and on PostgreSQL and
-// wants the same answers: the same ids in the same order and the same totals and
+// wants the same answers (PostgreSQL on a database collated by ICU, not by bytes): the same ids in the same order and the same totals and
 // category counts, except that relevance ranks by each database's own score (FTS5's bm25,
 // PostgreSQL's ts_rank), where the same ids must come back, exact matches first.
 func TestSearchSameOnBothBackends(t *testing.T) {
 	ctx := context.Background()
 	lite := MustOpenSQLite(t)
-	pg, err := store.OpenURL(ctx, storetest.CreateDatabase(t, storetest.SharedPostgres(t)), t.TempDir())
+	pg, err := store.OpenURL(ctx, createICUDatabase(t, storetest.SharedPostgres(t)), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
