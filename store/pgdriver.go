@@ -93,7 +93,14 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.N
 	return rows, unavailable(err)
 }
 
+// BeginTx begins a transaction; a read-only one of the default isolation runs REPEATABLE
+// READ, so that, as a SQLite read transaction does, it reads one snapshot (READ COMMITTED,
+// PostgreSQL's default, takes a new one at every statement: a change page could then list
+// changes past the serial read just before).
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if opts.ReadOnly && sql.IsolationLevel(opts.Isolation) == sql.LevelDefault {
+		opts.Isolation = driver.IsolationLevel(sql.LevelRepeatableRead)
+	}
 	tx, err := c.Conn.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, unavailable(err)

@@ -2,11 +2,14 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,9 +24,9 @@ import (
 )
 
 // openURL opens a store on url with a fresh data directory, closed in tb.Cleanup.
-func openURL(tb testing.TB, url string) *store.Store {
+func openURL(tb testing.TB, databaseURL string) *store.Store {
 	tb.Helper()
-	s, err := store.OpenURL(context.Background(), url, tb.TempDir())
+	s, err := store.OpenURL(context.Background(), databaseURL, tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -176,14 +179,14 @@ func TestOpenURLSQLite(t *testing.T) {
 // TestOpenURLRefusals: a URL of no known scheme, or sqlite: without a path, is refused
 // with the forms that work, and a password never shows in the message.
 func TestOpenURLRefusals(t *testing.T) {
-	for _, url := range []string{"mysql://root:hunter2@db/registry", "sqlite:", "registry.db"} {
-		_, err := store.OpenURL(context.Background(), url, t.TempDir())
+	for _, u := range []string{"mysql://root:hunter2@db/registry", "sqlite:", "registry.db"} {
+		_, err := store.OpenURL(context.Background(), u, t.TempDir())
 		if err == nil {
-			t.Errorf("OpenURL(%q) opened", url)
+			t.Errorf("OpenURL(%q) opened", u)
 			continue
 		}
 		if !strings.Contains(err.Error(), "sqlite:PATH") || strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("OpenURL(%q): %v; want the sqlite:PATH form named and no password", url, err)
+			t.Errorf("OpenURL(%q): %v; want the sqlite:PATH form named and no password", u, err)
 		}
 	}
 }
@@ -282,5 +285,84 @@ func BenchmarkPostgresWriteCommit(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// TestPostgresByteOrderWhateverTheLocale: on a database whose default collation is a
+// natural-language one (ICU, as a production cluster may have), text still sorts and
+// compares byte by byte, as SQLite's does: the schema's text columns are COLLATE "C".
+func TestPostgresByteOrderWhateverTheLocale(t *testing.T) {
+	server := storetest.SharedPostgres(t)
+	dsn := storetest.CreateDatabase(t, server)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize()
+	admin, err := pgx.Connect(context.Background(), server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	ctx := context.Background()
+	if _, err := admin.Exec(ctx, "DROP DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'und' LOCALE 'C'"); err != nil {
+		t.Skipf("this server cannot make an ICU database: %v", err)
+	}
+	s := openURL(t, dsn)
+	repos := []string{"alpha/x", "Zeta/x", "_under/x", "beta/x"}
+	for _, r := range repos {
+		if err := s.PutSyncState(ctx, store.SyncState{Repo: r, CheckedAt: time.Now(), Outcome: store.SyncUnchanged}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states, err := s.SyncStates(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range states {
+		got = append(got, st.Repo)
+	}
+	if want := []string{"Zeta/x", "_under/x", "alpha/x", "beta/x"}; !slices.Equal(got, want) {
+		t.Errorf("sync states in order %v, want byte order %v", got, want)
+	}
+}
+
+// TestPostgresBackupRefused: the SQLite file backup is refused on PostgreSQL with the
+// tool that backs it up instead.
+func TestPostgresBackupRefused(t *testing.T) {
+	s := openURL(t, storetest.CreateDatabase(t, storetest.SharedPostgres(t)))
+	err := s.Backup(context.Background(), filepath.Join(t.TempDir(), "snap.db"))
+	if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "pg_dump") {
+		t.Errorf("Backup on PostgreSQL: %v, want ErrUnsupported naming pg_dump", err)
+	}
+}
+
+// TestPostgresReadTxOneSnapshot: a read-only transaction (a change page, a search) reads
+// one snapshot on PostgreSQL as on SQLite: it runs REPEATABLE READ, not PostgreSQL's
+// per-statement READ COMMITTED.
+func TestPostgresReadTxOneSnapshot(t *testing.T) {
+	s := openURL(t, storetest.CreateDatabase(t, storetest.SharedPostgres(t)))
+	ctx := context.Background()
+	for _, c := range []struct {
+		opts *sql.TxOptions
+		want string
+	}{
+		{&sql.TxOptions{ReadOnly: true}, "repeatable read"},
+		{nil, "read committed"}, // writes are serialised by the write lock and must see every commit before it
+	} {
+		tx, err := store.RawDB(s).BeginTx(ctx, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var level string
+		err = tx.QueryRowContext(ctx, "SELECT current_setting('transaction_isolation')").Scan(&level)
+		_ = tx.Rollback()
+		if err != nil || level != c.want {
+			t.Errorf("transaction %+v runs %q (%v), want %q", c.opts, level, err, c.want)
+		}
 	}
 }
