@@ -104,7 +104,7 @@ func TestCheckBlobsInABucket(t *testing.T) {
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if probs, err := s.CheckBlobsIn(ctx, b, nil); !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("check with the bucket unreachable = %+v, %v; want an error wrapping ErrUnavailable", probs, err)
+	if probs, err := s.CheckBlobsIn(ctx, b, nil); !errors.Is(err, store.ErrUnavailable) || len(probs) != 0 {
+		t.Fatalf("check with the bucket unreachable = %+v, %v; want no verdicts and an error wrapping ErrUnavailable", probs, err)
 	}
 }
