@@ -133,8 +133,9 @@ func readIndex(ctx context.Context, client *http.Client, base string) error {
 
 // publishPhase runs the readers and o.publishers publishing clients together for
 // o.duration (publisher j on replica j mod len(urls), its own plugin, new versions back to
-// back); it returns the readers' and the publishers' measurements.
-func publishPhase(ctx context.Context, urls []string, o options, pkgs [][]replicas.Package) (reads, pubs *latencies) {
+// back, from next[j] on, which it advances); it returns the readers' and the publishers'
+// measurements.
+func publishPhase(ctx context.Context, urls []string, o options, pkgs [][]replicas.Package, next []int) (reads, pubs *latencies) {
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	var (
@@ -147,10 +148,11 @@ func publishPhase(ctx context.Context, urls []string, o options, pkgs [][]replic
 	for j := range o.publishers {
 		wg.Go(func() {
 			mine := &latencies{}
-			for _, pkg := range pkgs[j] {
+			for ; next[j] < len(pkgs[j]); next[j]++ {
 				if ctx.Err() != nil {
 					break
 				}
+				pkg := pkgs[j][next[j]]
 				began := time.Now()
 				a, err := replicas.Publish(urls[j%len(urls)], replicas.AdminToken, pkg)
 				if err == nil && a.Status != http.StatusCreated {

@@ -35,6 +35,7 @@ type options struct {
 	maxPublish  int // packages prepared per set-up: the publish phase's count bound
 	payload     int
 	seed        int
+	rounds      int
 	registryBin string
 }
 
@@ -46,12 +47,15 @@ func main() {
 	flag.IntVar(&o.maxPublish, "max-publishes", 1500, "packages prepared per set-up (the publish phase stops when they run out)")
 	flag.IntVar(&o.payload, "payload", 16<<10, "bytes of executable in each published package")
 	flag.IntVar(&o.seed, "seed", 50, "plugins published before measuring, so index.json lists that many entries besides the publishers'")
+	flag.IntVar(&o.rounds, "rounds", 2, "rounds of the two phases, alternating between the set-ups (the table pools every round: rates over their summed time, percentiles over all samples)")
 	flag.StringVar(&o.registryBin, "registry", "", "registry binary; default: go build ./cmd/registry")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	// A hard stop: three set-ups of two phases, their starts and the preparation.
-	ctx, cancel := context.WithTimeout(ctx, 6*o.duration+10*time.Minute)
+	// A hard stop: rounds of three set-ups of two phases (and a warm-up), their starts and
+	// the preparation.
+	o.rounds = max(o.rounds, 1)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(6*o.rounds)*(o.duration+time.Second)+10*time.Minute)
 	defer cancel()
 	if err := run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/replicas:", err)
@@ -84,65 +88,99 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			return err
 		}
 	}
-	results := make([]result, 0, len(setups))
-	for _, s := range setups {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	running := make([]*running, 0, len(setups))
+	defer func() {
+		for _, r := range running {
+			r.tb.close()
 		}
-		res, err := measureSetup(ctx, o, bin, s, out)
+	}()
+	for _, s := range setups {
+		r, err := start(o, bin, s, out)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		results = append(results, res)
+		running = append(running, r)
+	}
+	// Every set-up runs while the others idle; rounds alternate between them, so that a
+	// burst of load from the rest of the machine does not fall on one set-up only.
+	for round := range o.rounds {
+		for _, r := range running {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			res := r.measure(ctx, o, out, round)
+			r.results = append(r.results, res)
+		}
+	}
+	results := make([]result, len(running))
+	for i, r := range running {
+		results[i] = pooled(r.results)
 	}
 	printTable(out, o, results)
 	return nil
 }
 
-// measureSetup starts one set-up, runs its two phases and stops it.
-func measureSetup(ctx context.Context, o options, bin string, s setup, out io.Writer) (res result, err error) {
+// running is a started set-up.
+type running struct {
+	setup   setup
+	tb      *runner
+	urls    []string
+	pkgs    [][]replicas.Package // per publisher; the rounds take them in turn
+	next    []int                // per publisher: the next package to publish
+	results []result             // one a round
+}
+
+// start starts one set-up, seeds it and warms it up; a Fatal or Skip of the harness is
+// an error here.
+func start(o options, bin string, s setup, out io.Writer) (r *running, err error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(out, "  "+format+"\n", args...) }
 	tb, err := newRunner(s.name, logf)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	defer tb.close()
 	defer func() {
-		if v := recover(); v != nil {
-			a, ok := v.(abort)
-			if !ok {
-				panic(v)
-			}
-			what := "failed"
-			if a.skipped {
-				what = "cannot run (a backend is not installed)"
-			}
-			err = fmt.Errorf("set-up %s: %s", what, a.msg)
+		v := recover()
+		if v == nil {
+			return
 		}
+		tb.close()
+		a, ok := v.(abort)
+		if !ok {
+			panic(v)
+		}
+		what := "failed"
+		if a.skipped {
+			what = "cannot run (a backend is not installed)"
+		}
+		r, err = nil, fmt.Errorf("set-up %s: %s", what, a.msg)
 	}()
 	fmt.Fprintf(out, "%s: starting ...\n", s.name)
 	c := replicas.Start(tb, bin, replicas.Options{Replicas: s.replicas, Embedded: s.embedded, Plugins: benchPlugins(o)})
-	urls := make([]string, len(c.Replicas))
-	for i, r := range c.Replicas {
-		urls[i] = r.URL
+	r = &running{setup: s, tb: tb, next: make([]int, o.publishers)}
+	for _, rep := range c.Replicas {
+		r.urls = append(r.urls, rep.URL)
 	}
-	pkgs, err := preparePackages(o)
-	if err != nil {
-		return result{}, err
+	if r.pkgs, err = preparePackages(o); err != nil {
+		tb.close()
+		return nil, err
 	}
-	if err := seed(urls[0], o); err != nil {
-		return result{}, err
+	if err := seed(r.urls[0], o); err != nil {
+		tb.close()
+		return nil, err
 	}
-	res = result{setup: s}
+	return r, nil
+}
+
+// measure runs one round of the two phases on the set-up.
+func (r *running) measure(ctx context.Context, o options, out io.Writer, round int) result {
 	warm := o
 	warm.duration = min(time.Second, o.duration/5)
-	_ = readPhase(ctx, urls, warm, nil) // connections open, caches warm: not measured
-	fmt.Fprintf(out, "%s: readers alone for %s ...\n", s.name, o.duration)
-	res.readsAlone = readPhase(ctx, urls, o, nil)
-	fmt.Fprintf(out, "%s: readers while publishing for %s ...\n", s.name, o.duration)
-	res.readsPublishing, res.publish = publishPhase(ctx, urls, o, pkgs)
-	fmt.Fprintf(out, "%s: %s\n", s.name, res.summary())
-	return res, nil
+	_ = readPhase(ctx, r.urls, warm, nil) // connections open, caches warm: not measured
+	res := result{setup: r.setup}
+	res.readsAlone = readPhase(ctx, r.urls, o, nil)
+	res.readsPublishing, res.publish = publishPhase(ctx, r.urls, o, r.pkgs, r.next)
+	fmt.Fprintf(out, "round %d, %s: %s\n", round+1, r.setup.name, res.summary())
+	return res
 }
 
 // benchPlugins are the plugins the publishers publish versions of, one each, and the

@@ -15,6 +15,18 @@ type result struct {
 	publish         *latencies // the publishes of that phase
 }
 
+// pooled is the rounds of one set-up as one measurement.
+func pooled(rounds []result) result {
+	out := result{setup: rounds[0].setup, readsAlone: &latencies{}, readsPublishing: &latencies{}, publish: &latencies{}}
+	for _, r := range rounds {
+		for _, p := range []struct{ to, from *latencies }{{out.readsAlone, r.readsAlone}, {out.readsPublishing, r.readsPublishing}, {out.publish, r.publish}} {
+			p.to.merge(p.from)
+			p.to.elapsed += p.from.elapsed
+		}
+	}
+	return out
+}
+
 func (r result) summary() string {
 	return fmt.Sprintf("index.json %.0f req/s (p99 %s); publishing %.1f/s (p50 %s, p99 %s, %d errors%s) with readers at %.0f req/s, p99 %s (%d errors%s)",
 		r.readsAlone.rate(), ms(r.readsAlone.pct(0.99)),
@@ -34,8 +46,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Micros
 // printTable prints the Markdown table of the run, ratios against the first (embedded) set-up.
 func printTable(out io.Writer, o options, results []result) {
 	base := results[0]
-	fmt.Fprintf(out, "\n%d readers, %d publishers (%d KiB packages), %s per phase, GOMAXPROCS %d, %s\n\n",
-		o.readers, o.publishers, o.payload>>10, o.duration, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.DateOnly))
+	fmt.Fprintf(out, "\n%d readers, %d publishers (%d KiB packages), %d seeded plugins, %d rounds of %s per phase, GOMAXPROCS %d, %s\n\n",
+		o.readers, o.publishers, o.payload>>10, o.seed, o.rounds, o.duration, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.DateOnly))
 	fmt.Fprintln(out, "| set-up | publishes/s | × embedded | publish p50 / p99 | index.json req/s (no publisher) | × embedded | reader p99 (no publisher) | reader p99 during publishes | × embedded | errors |")
 	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
