@@ -39,13 +39,16 @@ func quoteIdent(name string) string {
 }
 
 // CopyDerived are the tables a copy leaves out, with why: the migrations bookkeeping is each
-// dialect's own (its numbering differs), and the search tables are derived from the
-// catalogue, rebuilt by the first `registry serve` on the destination (ingest's full build
-// replaces them when its search digest, a file in the local data directory, is absent).
-// Every other table of the schema is copied: a table added by a migration is copied
-// without a change here, and TestCopyEveryTable fails until the seed gives it a row.
+// dialect's own (its numbering differs), and the search tables and the stored index
+// documents are derived from the catalogue, rebuilt by the first `registry serve` on the
+// destination (ingest's full build replaces the search rows when its search digest, a
+// file in the local data directory, is absent, and builds the documents of a serial that
+// has none; copied, they would keep the source's --public-url in every link). Every other
+// table of the schema is copied: a table added by a migration is copied without a change
+// here, and TestCopyEveryTable fails until the seed gives it a row.
 var CopyDerived = map[string]string{
 	"schema_migrations": "each dialect records its own migrations",
+	"documents":         "index documents, built for the current serial by the first serve",
 	"search":            "search index, rebuilt from the catalogue at the first serve",
 	"search_prefixed":   "search index, rebuilt from the catalogue at the first serve",
 	"search_keys":       "search index, rebuilt from the catalogue at the first serve",

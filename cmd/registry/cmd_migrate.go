@@ -17,8 +17,9 @@ var migrateHelp = help{
 	Summary: "copy a registry to other backends (SQLite ⇄ PostgreSQL, folder ⇄ S3), verified and resumable",
 	Usage:   "registry migrate --from URL --to URL [--from-blobs URL] [--blobs URL] [--data DIR] [--batch N]",
 	About: `Copies every table of the schema (releases, packages, tokens, pins, audit, sync state, the
-transparency log, changes, quarantines, reports, blocklist, webhooks…; the search tables are
-not copied, the first registry serve on the destination rebuilds them) and every blob the
+transparency log, changes, quarantines, reports, blocklist, webhooks…; the search tables and
+the stored index documents are not copied, the first registry serve on the destination
+rebuilds them) and every blob the
 database records, then verifies the copy: the row count and a digest of the rows of every
 table, and the sha256 of every blob re-read from the destination. Progress goes to stderr,
 the summary to stdout.

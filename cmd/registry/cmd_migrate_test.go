@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,6 +65,35 @@ func TestMigrateSQLiteToSQLite(t *testing.T) {
 	code, out, errOut = runMigrate(t, "--from", "sqlite:"+src, "--to", "sqlite:"+dst)
 	if code != exitOK || !strings.Contains(out, "(0 inserted by this run)") {
 		t.Errorf("second migrate: exit %d, want 0 with nothing inserted\n%s%s", code, out, errOut)
+	}
+	assertServesCopy(t, dst)
+}
+
+// assertServesCopy starts serve on a migrated data directory: the search rows and index
+// documents the copy left out are rebuilt, so the package is in index.json and found by a
+// search.
+func assertServesCopy(t *testing.T, dir string) {
+	t.Helper()
+	addr := startServe(t, dir)
+	for _, path := range []string{"/index.json", "/api/v1/plugins?q=hello"} {
+		res, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"hello-managed"`) {
+			t.Errorf("GET %s on the copy: %d %v, want hello-managed in:\n%.400s", path, res.StatusCode, err, body)
+		}
+	}
+	res, err := http.Get("http://" + addr + "/api/v1/plugins?q=zzzqqq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if strings.Contains(string(body), `"hello-managed"`) {
+		t.Errorf("a search for zzzqqq on the copy finds hello-managed: the query is not searched\n%.400s", body)
 	}
 }
 
