@@ -164,9 +164,21 @@ func TestCopyResumes(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("interrupted copy: %v, want context.Canceled", err)
 			}
-			rep := mustCopy(t, from, to, store.CopyOptions{BatchRows: 3})
+			var reread int64
+			rep := mustCopy(t, from, to, store.CopyOptions{BatchRows: 3, Progress: func(p store.CopyProgress) {
+				if p.Phase == "rows" {
+					reread = p.Rows
+				}
+			}})
 			if !rep.Resumed {
 				t.Error("the second run did not resume the first")
+			}
+			var total int64
+			for _, tr := range rep.Tables {
+				total += tr.Rows
+			}
+			if name != "blobs" && reread >= total {
+				t.Errorf("the resumed run copied %d rows of %d: it did not start from the checkpoints", reread, total)
 			}
 			assertSameTables(t, from, to)
 			assertBlobsRead(t, from, to)
