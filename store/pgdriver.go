@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"io"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -78,7 +79,13 @@ func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	q, _ := rebind(query)
 	st, err := c.Conn.PrepareContext(ctx, q)
-	return st, unavailable(err)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	if ps, ok := st.(*stdlib.Stmt); ok {
+		return pgStmt{ps}, nil
+	}
+	return st, nil
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -89,8 +96,19 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	q, _ := rebind(query)
-	rows, err := c.Conn.QueryContext(ctx, q, args)
-	return rows, unavailable(err)
+	return wrapRows(c.Conn.QueryContext(ctx, q, args))
+}
+
+// wrapRows marks a failure to read rows, as well as to query them, that the server's
+// going away caused.
+func wrapRows(rows driver.Rows, err error) (driver.Rows, error) {
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	if r, ok := rows.(*stdlib.Rows); ok {
+		return pgRows{r}, nil
+	}
+	return rows, nil
 }
 
 // BeginTx begins a transaction; a read-only one of the default isolation runs REPEATABLE
@@ -121,3 +139,27 @@ type pgTx struct{ inner driver.Tx }
 
 func (t pgTx) Commit() error   { return unavailable(t.inner.Commit()) }
 func (t pgTx) Rollback() error { return unavailable(t.inner.Rollback()) }
+
+// pgStmt is a prepared statement whose failures for want of the server are marked.
+type pgStmt struct{ *stdlib.Stmt }
+
+func (s pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	res, err := s.Stmt.ExecContext(ctx, args)
+	return res, unavailable(err)
+}
+
+func (s pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return wrapRows(s.Stmt.QueryContext(ctx, args))
+}
+
+// pgRows are rows whose read failures for want of the server are marked; io.EOF, the
+// end of the rows, is passed as it is.
+type pgRows struct{ *stdlib.Rows }
+
+func (r pgRows) Next(dest []driver.Value) error {
+	err := r.Rows.Next(dest)
+	if err == nil || err == io.EOF { //nolint:errorlint // database/sql compares io.EOF itself
+		return err
+	}
+	return unavailable(err)
+}

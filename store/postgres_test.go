@@ -366,3 +366,41 @@ func TestPostgresReadTxOneSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresUnavailableOnPreparedStatement: a prepared statement (as the download flush
+// uses) whose connection the server ended fails with ErrUnavailable too.
+func TestPostgresUnavailableOnPreparedStatement(t *testing.T) {
+	server := storetest.SharedPostgres(t)
+	dsn := storetest.CreateDatabase(t, server)
+	s := openURL(t, dsn)
+	ctx := context.Background()
+	conn, err := store.RawDB(s).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := conn.PrepareContext(ctx, "SELECT CAST(? AS BIGINT) + 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var n int64
+	if err := st.QueryRowContext(ctx, 1).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("prepared statement: %d, %v", n, err)
+	}
+	var pid int
+	if err := conn.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1, 10000)", pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ExecContext(ctx, 1); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("prepared statement on a connection the server ended: %v, want ErrUnavailable", err)
+	}
+}
