@@ -196,9 +196,10 @@ func (s *Service) listen(ctx context.Context) {
 
 // feedCatchUp adds to ids the packages the feed changed since the serial applied and
 // returns the feed's serial, which the documents about to be built then carry: every
-// change up to it is in them. full asks for a whole rebuild instead: the feed names no
-// package (a list reload), is incomplete there, or is too far ahead. Quarantines are read
-// again when one changed. Not a replica: serial 0, nothing added. rebuildMu is held.
+// change up to it is in them. full asks for a whole rebuild instead: the feed is
+// incomplete there, or too far ahead. A list reload names no package (each replica has
+// its own list: plugins.yaml is reloaded on each). Quarantines are read again when one
+// changed. Not a replica: serial 0, nothing added. rebuildMu is held.
 func (s *Service) feedCatchUp(ctx context.Context, ids *[]string) (serial int64, full bool, err error) {
 	r := &s.replica
 	if !r.on.Load() {
@@ -216,13 +217,12 @@ func (s *Service) feedCatchUp(ctx context.Context, ids *[]string) (serial int64,
 			return 0, true, nil
 		}
 		for _, c := range page.Changes {
-			switch c.Kind {
-			case store.ChangeList:
-				return 0, true, nil
-			case store.ChangeQuarantine, store.ChangeUnquarantine:
+			if c.Kind == store.ChangeQuarantine || c.Kind == store.ChangeUnquarantine {
 				quarantine = true
 			}
-			changed = append(changed, c.PackageID)
+			if c.PackageID != "" { // a list reload names none: the curated list is each replica's own
+				changed = append(changed, c.PackageID)
+			}
 			since = c.Serial
 		}
 		if !page.More {

@@ -243,6 +243,34 @@ func TestReplicaFollowsYankAndQuarantine(t *testing.T) {
 	sameDocuments(t, a, b)
 }
 
+func TestReplicaListReloadsConvergeOnOneBuild(t *testing.T) {
+	// A reload is numbered before its serial exists (SetList bumps after building), so its
+	// own build is never shared; the replicas' next build of the list serial is, once
+	// every replica has the new list.
+	ctx := context.Background()
+	rs, _ := sqliteReplicas(t, 2, ReplicaOptions{BuildWait: time.Minute})
+	a, b := rs[0], rs[1]
+	publishOK(t, a, "acme-hello", "1.0.0", "Says hello")
+	b.FollowOnce(ctx)
+	grown := publishList()
+	grown.Plugins = grown.Plugins[:len(grown.Plugins)-1] // filler-c leaves: nothing indexed drops
+	for _, s := range rs {
+		if err := s.SetList(ctx, grown, "admin"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if la, lb := a.ReplicaStats().Local, b.ReplicaStats().Local; la != 1 || lb != 1 {
+		t.Fatalf("reload builds not shared: a %d, b %d; want 1 each (a reload's build is its own)", la, lb)
+	}
+	before := builds(a, b)
+	a.FollowOnce(ctx)
+	b.FollowOnce(ctx)
+	if n := builds(a, b) - before; n != 1 {
+		t.Fatalf("the list serial was built %d times after both reloaded, want once", n)
+	}
+	sameDocuments(t, a, b)
+}
+
 func TestReplicaTokensAndReplaysHoldAcrossReplicas(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), store.DBFile)
 	var sts []*store.Store
