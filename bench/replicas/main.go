@@ -3,7 +3,9 @@
 //
 //   - embedded: one replica, the default SQLite file and blob folder (no flags);
 //   - pg+s3 x1: one replica on PostgreSQL and an S3 bucket (versitygw);
-//   - pg+s3 x3: three replicas sharing that database and bucket.
+//   - pg+s3 x3: three replicas sharing that database and bucket;
+//   - pg+folder x1, a diagnostic: one replica on PostgreSQL with a blob folder, to tell
+//     the bucket's share of a publish from the database's.
 //
 // For each: index.json requests per second and latency from -readers keep-alive clients
 // (spread over the replicas) for -duration; then the same readers while -publishers
@@ -52,10 +54,10 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	// A hard stop: rounds of three set-ups of two phases (and a warm-up), their starts and
+	// A hard stop: rounds of every set-up's two phases (and a warm-up), their starts and
 	// the preparation.
 	o.rounds = max(o.rounds, 1)
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(6*o.rounds)*(o.duration+time.Second)+10*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(2*len(setups)*o.rounds)*(o.duration+time.Second)+10*time.Minute)
 	defer cancel()
 	if err := run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/replicas:", err)
@@ -68,12 +70,14 @@ type setup struct {
 	name     string
 	replicas int
 	embedded bool
+	folder   bool // PostgreSQL with a shared blob folder: the bucket's share of the cost
 }
 
 var setups = []setup{
 	{name: "embedded (SQLite + folder)", replicas: 1, embedded: true},
 	{name: "PostgreSQL + S3, 1 replica", replicas: 1},
 	{name: "PostgreSQL + S3, 3 replicas", replicas: 3},
+	{name: "PostgreSQL + folder, 1 replica (diagnostic)", replicas: 1, folder: true},
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -155,7 +159,7 @@ func start(o options, bin string, s setup, out io.Writer) (r *running, err error
 		r, err = nil, fmt.Errorf("set-up %s: %s", what, a.msg)
 	}()
 	fmt.Fprintf(out, "%s: starting ...\n", s.name)
-	c := replicas.Start(tb, bin, replicas.Options{Replicas: s.replicas, Embedded: s.embedded, Plugins: benchPlugins(o)})
+	c := replicas.Start(tb, bin, replicas.Options{Replicas: s.replicas, Embedded: s.embedded, FolderBlobs: s.folder, Plugins: benchPlugins(o)})
 	r = &running{setup: s, tb: tb, next: make([]int, o.publishers)}
 	for _, rep := range c.Replicas {
 		r.urls = append(r.urls, rep.URL)

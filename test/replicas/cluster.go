@@ -49,7 +49,10 @@ type Options struct {
 	// Embedded runs the default: SQLite and a blob folder in the (single) replica's data
 	// directory, no --database or --blobs flag at all.
 	Embedded bool
-	Plugins  []Plugin
+	// FolderBlobs shares a file: blob folder instead of the S3 bucket (with PostgreSQL):
+	// the benchmark's way to tell the bucket's cost from the database's.
+	FolderBlobs bool
+	Plugins     []Plugin
 	// OIDCIssuer turns trusted publishing on with this issuer; "" turns it off.
 	OIDCIssuer string
 	// Serial starts the replicas one after the other instead of all at once.
@@ -68,7 +71,7 @@ type Cluster struct {
 	DatabaseURL string    // --database ("" when embedded)
 	BlobsURL    string    // --blobs ("" when embedded)
 	PG          *Postgres // nil when embedded
-	Bucket      *Bucket   // nil when embedded
+	Bucket      *Bucket   // nil when embedded or with FolderBlobs
 	Replicas    []*Replica
 
 	mu sync.Mutex
@@ -85,8 +88,11 @@ func Start(tb testing.TB, bin string, opts Options) *Cluster {
 	if !opts.Embedded {
 		c.PG = StartPostgres(tb)
 		c.DatabaseURL = c.PG.CreateDatabase(tb)
-		c.Bucket = StartBucket(tb)
-		c.BlobsURL = c.Bucket.URL()
+		c.BlobsURL = "file:" + filepath.Join(c.dir, "shared-blobs")
+		if !opts.FolderBlobs {
+			c.Bucket = StartBucket(tb)
+			c.BlobsURL = c.Bucket.URL()
+		}
 	}
 	tb.Cleanup(c.stopAll)
 	c.Replicas = make([]*Replica, opts.Replicas)
