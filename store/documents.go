@@ -35,47 +35,60 @@ const DocumentsKept = 8
 // PutDocuments stores docs, the documents of one serial, unless that serial has documents
 // already: the first builder of a serial wins, and stored reports whether that was this
 // call. Serials more than DocumentsKept below it are removed in the same transaction.
+//
+// It does not take the write lock every other write takes on PostgreSQL: bodies of up to
+// a few MiB must not hold up every replica's publishes, and the serial's primary key
+// settles a race (the second insert waits for the first to commit, then inserts nothing).
 func (s *Store) PutDocuments(ctx context.Context, docs []StoredDocument) (stored bool, err error) {
 	if len(docs) == 0 {
 		return false, errors.New("store: put documents: no document given")
 	}
 	serial := docs[0].Serial
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM documents WHERE serial = ?", serial).Scan(&n); err != nil {
-			return fmt.Errorf("store: documents of serial %d: %w", serial, err)
+	for _, d := range docs {
+		if d.Serial != serial {
+			return false, fmt.Errorf("store: put documents: %s is of serial %d, the others of %d; store one serial at a time", d.Name, d.Serial, serial)
 		}
-		if n > 0 {
-			return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("store: put documents: begin: %w", s.unavailable(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	for i, d := range docs {
+		n, err := insertDocument(ctx, tx, d)
+		if err != nil {
+			return false, s.unavailable(err)
 		}
-		for _, d := range docs {
-			if d.Serial != serial {
-				return fmt.Errorf("store: put documents: %s is of serial %d, the others of %d; store one serial at a time", d.Name, d.Serial, serial)
-			}
-			if err := insertDocument(ctx, tx, d); err != nil {
-				return err
-			}
+		if n == 0 && i == 0 {
+			return false, nil // another builder stored this serial first
 		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM documents WHERE serial <= ?", serial-DocumentsKept); err != nil {
-			return fmt.Errorf("store: prune documents below serial %d: %w", serial-DocumentsKept, err)
-		}
-		stored = true
-		return nil
-	})
-	return stored, err
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM documents WHERE serial <= ?", serial-DocumentsKept); err != nil {
+		return false, fmt.Errorf("store: prune documents below serial %d: %w", serial-DocumentsKept, s.unavailable(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("store: put documents of serial %d: commit: %w", serial, s.unavailable(err))
+	}
+	return true, nil
 }
 
-func insertDocument(ctx context.Context, tx *sql.Tx, d StoredDocument) error {
+// insertDocument inserts d unless its serial and name are stored; it returns the rows
+// inserted (0 or 1).
+func insertDocument(ctx context.Context, tx *sql.Tx, d StoredDocument) (int64, error) {
 	meta := string(d.Meta)
 	if meta == "" {
 		meta = "{}"
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO documents (serial, name, etag, generated_at, meta, body, built_by)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.Serial, d.Name, d.ETag, d.GeneratedAt.UnixNano(), meta, d.Body, d.BuiltBy)
+	res, err := tx.ExecContext(ctx, `INSERT INTO documents (serial, name, etag, generated_at, meta, body, built_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (serial, name) DO NOTHING`, d.Serial, d.Name, d.ETag, d.GeneratedAt.UnixNano(), meta, d.Body, d.BuiltBy)
 	if err != nil {
-		return fmt.Errorf("store: put document %s of serial %d: %w", d.Name, d.Serial, err)
+		return 0, fmt.Errorf("store: put document %s of serial %d: %w", d.Name, d.Serial, err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: put document %s of serial %d: %w", d.Name, d.Serial, err)
+	}
+	return n, nil
 }
 
 // Documents returns the stored documents of serial, by name; none (an empty slice) when

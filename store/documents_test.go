@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,6 +83,7 @@ func TestDocuments(t *testing.T) {
 			if got, _ := a.Documents(ctx, 2); len(got) != 2 {
 				t.Fatalf("serial 2 was pruned %d serials later; the table keeps %d", store.DocumentsKept-1, store.DocumentsKept)
 			}
+			racePutDocuments(t, a, b)
 		})
 	}
 }
@@ -143,5 +146,45 @@ func TestListenChanges(t *testing.T) {
 	sq, _ := openPair(t, false)
 	if err := sq.ListenChanges(context.Background(), func() {}); !errors.Is(err, store.ErrNoNotify) {
 		t.Fatalf("ListenChanges on SQLite = %v, want ErrNoNotify", err)
+	}
+}
+
+// racePutDocuments has eight builders, over both handles, store serial 100 at once: one
+// is stored, whole, and the others are told they lost.
+func racePutDocuments(t *testing.T, a, b *store.Store) {
+	t.Helper()
+	var wg sync.WaitGroup
+	won := make(chan string, 8)
+	for i := range 8 {
+		st := a
+		if i%2 == 1 {
+			st = b
+		}
+		body := strconv.Itoa(i)
+		wg.Go(func() {
+			ok, err := st.PutDocuments(context.Background(), docsOf(100, body))
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				won <- body
+			}
+		})
+	}
+	wg.Wait()
+	close(won)
+	var winners []string
+	for w := range won {
+		winners = append(winners, w)
+	}
+	if len(winners) != 1 {
+		t.Fatalf("%d builders stored serial 100 (%v), want one", len(winners), winners)
+	}
+	got, err := a.Documents(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(docsOf(100, winners[0]), got); diff != "" {
+		t.Fatalf("serial 100 is not the winner's documents, whole (-want +got):\n%s", diff)
 	}
 }
