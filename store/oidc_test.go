@@ -2,20 +2,19 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/store/storetest"
 )
 
 func TestUseJTI(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := store.Open(ctx, dir)
+	url, dir := storetest.NewDatabase(t)
+	s, err := store.OpenURL(ctx, url, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +43,7 @@ func TestUseJTI(t *testing.T) {
 	}
 
 	// A restart (or another replica on the same database) still knows "a".
-	s, err = store.Open(ctx, dir)
+	s, err = store.OpenURL(ctx, url, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,34 +51,29 @@ func TestUseJTI(t *testing.T) {
 	if err := s.UseJTI(ctx, iss, "a", t0.Add(5*time.Minute), t0.Add(2*time.Minute)); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("replay after reopening: %v, want ErrConflict", err)
 	}
-	if got := jtiRows(t, dir); got != 3 {
+	if got := jtiRows(t, s); got != 3 {
 		t.Fatalf("%d rows before expiry, want 3", got)
 	}
 	// Once "b" (exp t0+1m) has expired, the next use deletes its row; "a" stays until t0+5m.
 	if err := s.UseJTI(ctx, iss, "c", t0.Add(10*time.Minute), t0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if got := jtiRows(t, dir); got != 3 {
+	if got := jtiRows(t, s); got != 3 {
 		t.Errorf("%d rows after b expired and c was used, want 3 (a twice, c)", got)
 	}
 	if err := s.UseJTI(ctx, iss, "d", t0.Add(20*time.Minute), t0.Add(15*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if got := jtiRows(t, dir); got != 1 {
+	if got := jtiRows(t, s); got != 1 {
 		t.Errorf("%d rows after every other token expired, want 1 (d)", got)
 	}
 }
 
-// jtiRows counts the rows of oidc_jti, read straight from the database file.
-func jtiRows(t *testing.T, dir string) int {
+// jtiRows counts the rows of oidc_jti, read straight from the database.
+func jtiRows(t *testing.T, s *store.Store) int {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DBFile)+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var n int
-	if err := db.QueryRow("SELECT count(*) FROM oidc_jti").Scan(&n); err != nil {
+	if err := store.RawDB(s).QueryRow("SELECT count(*) FROM oidc_jti").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -25,17 +25,26 @@ func OnPostgres() bool { return os.Getenv(DatabaseEnv) == "postgres" }
 // test binary shares (SharedPostgres).
 func OpenStore(tb testing.TB) *store.Store {
 	tb.Helper()
-	dir := tb.TempDir()
-	url := "sqlite:" + filepath.Join(dir, store.DBFile)
-	if OnPostgres() {
-		url = CreateDatabase(tb, SharedPostgres(tb))
-	}
+	url, dir := NewDatabase(tb)
 	s, err := store.OpenURL(context.Background(), url, dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// NewDatabase is the URL of a fresh, empty database and a fresh data directory, for a
+// test that opens the store more than once (a restart, a second replica) with
+// store.OpenURL: a SQLite file in the data directory, or with REGISTRY_TEST_DATABASE=postgres
+// a new database on the shared server, dropped in tb.Cleanup.
+func NewDatabase(tb testing.TB) (databaseURL, dataDir string) {
+	tb.Helper()
+	dataDir = tb.TempDir()
+	if OnPostgres() {
+		return CreateDatabase(tb, SharedPostgres(tb)), dataDir
+	}
+	return "sqlite:" + filepath.Join(dataDir, store.DBFile), dataDir
 }
 
 // shared is the server SharedPostgres starts once per test binary.
