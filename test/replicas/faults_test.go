@@ -128,12 +128,19 @@ const outage = 10 * time.Second
 
 // TestDatabaseStopUnderReadLoad: PostgreSQL is stopped for 10 s while readers poll
 // index.json on all three replicas. Every read answers 200 with a whole document
-// throughout; a publish on each replica during the outage answers 503 with Retry-After;
+// throughout, and the API and downloads answer too (from the catalog and the bucket); a
+// publish on each replica during the outage answers 503 with Retry-After;
 // after the database is back, each replica (the same processes) accepts a publish again
 // and every replica lists it.
 func TestDatabaseStopUnderReadLoad(t *testing.T) {
 	c := startThree(t, replicas.Options{})
-	mustPublish(t, c.Replicas[0].URL, mustPackage(t, "replica-alpha", "8.0.0", 0, 4<<10))
+	before := mustPackage(t, "replica-alpha", "8.0.0", 0, 4<<10)
+	mustPublish(t, c.Replicas[0].URL, before)
+	for _, r := range c.Replicas {
+		if _, err := eventually(visibleWithin, func() error { return channels[1].check(r.URL, before) }); err != nil {
+			t.Fatalf("replica %d: %v", r.Index, err)
+		}
+	}
 	pids := make([]int, 3)
 	for i, r := range c.Replicas {
 		pids[i] = r.Pid()
@@ -145,6 +152,10 @@ func TestDatabaseStopUnderReadLoad(t *testing.T) {
 	}
 	down := time.Now()
 	t.Logf("PostgreSQL stopped")
+	for _, r := range c.Replicas {
+		// The API and downloads answer from the replica's catalog and the bucket.
+		checkDownloads(t, r.URL, map[string]string{before.ID + "@" + before.Version: before.SHA256()})
+	}
 	for i, r := range c.Replicas {
 		pkg := mustPackage(t, "replica-beta", fmt.Sprintf("8.1.%d", i), 0, 4<<10)
 		began := time.Now()
