@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -136,6 +137,28 @@ func TestSearchWholeWordsFirst(t *testing.T) {
 		}
 		if total != store.SearchCap+1 || len(ids) == 0 || ids[0] == "prefix-only" {
 			t.Errorf("Search(alpha) over %d whole-word matches = %v total %d, want whole words only", store.SearchCap+1, ids, total)
+		}
+	})
+}
+
+// TestSearchWholeWordsAreWords: in the whole-word pass too, "or" is a word, not an
+// operator: "alpha or omega" matches the one package that says all three, however many
+// say alpha.
+func TestSearchWholeWordsAreWords(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.open(t)
+		now := time.Now()
+		docs := []store.SearchDoc{{ID: "both", Name: "Both", Description: "alpha or omega", Kind: "plugin", UpdatedAt: now}}
+		for i := range store.SearchCap + 1 {
+			docs = append(docs, store.SearchDoc{ID: fmt.Sprintf("w%05d", i), Name: "W", Description: "alpha", Kind: "plugin", UpdatedAt: now})
+		}
+		if err := s.ReplaceSearch(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		ids, total, err := s.Search(ctx, store.SearchQuery{Q: "alpha or omega", Limit: 5})
+		if err != nil || total != 1 || !slices.Equal(ids, []string{"both"}) {
+			t.Errorf("Search(alpha or omega) = %v total %d (%v), want [both] total 1", ids, total, err)
 		}
 	})
 }
