@@ -22,11 +22,11 @@ func tableWhere(t *copyTable) string {
 // PostgreSQL sequences past the copied keys.
 func (c *copier) copyTable(ctx context.Context, t *copyTable) error {
 	rep := TableReport{Name: t.Name}
-	done, after, err := c.checkpoint(ctx, t)
+	after, err := c.checkpoint(ctx, t)
 	if err != nil {
 		return err
 	}
-	for !done {
+	for {
 		batch, err := c.readBatch(ctx, t, after)
 		if err != nil {
 			return err
@@ -42,11 +42,6 @@ func (c *copier) copyTable(ctx context.Context, t *copyTable) error {
 		after = keyOf(t, batch[len(batch)-1])
 		c.emit(func(p *CopyProgress) { p.Phase, p.Table, p.Rows = "rows", t.Name, p.Rows+int64(len(batch)) })
 	}
-	if !done {
-		if err := c.putMeta(ctx, c.dst, copyDoneKey+t.Name, "1"); err != nil {
-			return err
-		}
-	}
 	if err := c.resetSequences(ctx, t); err != nil {
 		return err
 	}
@@ -54,26 +49,19 @@ func (c *copier) copyTable(ctx context.Context, t *copyTable) error {
 	return nil
 }
 
-// checkpoint reads where a previous run stopped in t: done, or the last key it committed.
-func (c *copier) checkpoint(ctx context.Context, t *copyTable) (bool, []any, error) {
-	var done int
-	err := c.dst.QueryRowContext(ctx, "SELECT count(*) FROM meta WHERE key = "+c.dstD.param(0), copyDoneKey+t.Name).Scan(&done)
-	if err != nil {
-		return false, nil, fmt.Errorf("store: copy: read the checkpoint of %s: %w", t.Name, err)
-	}
-	if done > 0 {
-		return true, nil, nil
-	}
+// checkpoint reads where a previous run stopped in t: the last key it committed (nil: from
+// the start). A finished table's checkpoint is its last key, so that a resumed run reads
+// nothing of it.
+func (c *copier) checkpoint(ctx context.Context, t *copyTable) ([]any, error) {
 	var raw string
-	err = c.dst.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = "+c.dstD.param(0), copyTableKey+t.Name).Scan(&raw)
+	err := c.dst.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = "+c.dstD.param(0), copyTableKey+t.Name).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, nil, fmt.Errorf("store: copy: read the checkpoint of %s: %w", t.Name, err)
+		return nil, fmt.Errorf("store: copy: read the checkpoint of %s: %w", t.Name, err)
 	}
-	key, err := decodeKey(raw)
-	return false, key, err
+	return decodeKey(raw)
 }
 
 func keyOf(t *copyTable, row []any) []any {

@@ -129,22 +129,23 @@ func TestCopyAgainIsIdempotent(t *testing.T) {
 }
 
 // interruptAt runs a copy cancelled at the first progress report matching stop, and
-// returns its error.
-func interruptAt(t *testing.T, from, to copyEnd, stop func(store.CopyProgress) bool) error {
+// returns the rows it had committed by then and its error.
+func interruptAt(t *testing.T, from, to copyEnd, stop func(store.CopyProgress) bool) (int64, error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopped := false
+	var rows int64
 	_, err := store.Copy(ctx, from.end(), to.end(), store.CopyOptions{BatchRows: 3, BlobWorkers: 1, Progress: func(p store.CopyProgress) {
 		if !stopped && stop(p) {
-			stopped = true
+			stopped, rows = true, p.Rows
 			cancel()
 		}
 	}})
 	if !stopped {
 		t.Fatal("the copy ended before the point the test interrupts it at")
 	}
-	return err
+	return rows, err
 }
 
 // TestCopyResumes interrupts a copy in its blob phase and in the middle of a table (after
@@ -160,7 +161,7 @@ func TestCopyResumes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			from, to := openSQLiteEnd(t), openSQLiteEnd(t)
 			seedCatalogue(t, from, 15, 1024)
-			err := interruptAt(t, from, to, stop)
+			committed, err := interruptAt(t, from, to, stop)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("interrupted copy: %v, want context.Canceled", err)
 			}
@@ -177,8 +178,8 @@ func TestCopyResumes(t *testing.T) {
 			for _, tr := range rep.Tables {
 				total += tr.Rows
 			}
-			if name != "blobs" && reread >= total {
-				t.Errorf("the resumed run copied %d rows of %d: it did not start from the checkpoints", reread, total)
+			if committed+reread != total {
+				t.Errorf("the first run committed %d rows, the resumed one copied %d, of %d: it did not start from the checkpoints", committed, reread, total)
 			}
 			assertSameTables(t, from, to)
 			assertBlobsRead(t, from, to)
@@ -224,7 +225,7 @@ func TestCopyRefusesAnotherSource(t *testing.T) {
 	a, b, to := openSQLiteEnd(t), openSQLiteEnd(t), openSQLiteEnd(t)
 	seedCatalogue(t, a, 6, 256)
 	seedCatalogue(t, b, 6, 256)
-	if err := interruptAt(t, a, to, func(p store.CopyProgress) bool { return p.Phase == "rows" }); !errors.Is(err, context.Canceled) {
+	if _, err := interruptAt(t, a, to, func(p store.CopyProgress) bool { return p.Phase == "rows" }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted copy: %v", err)
 	}
 	_, err := store.Copy(context.Background(), b.end(), to.end(), store.CopyOptions{})
@@ -259,24 +260,51 @@ func TestCopyVerifiesBlobs(t *testing.T) {
 	}
 }
 
-// TestCopyVerifiesRows: a row lost from the destination after its table was copied (here:
-// once the verification began) fails the verification, naming the table.
+// TestCopyVerifiesRows: a row lost from the destination, or changed there, after its table
+// was copied (here: once the verification began) fails the verification, naming the table.
 func TestCopyVerifiesRows(t *testing.T) {
+	for name, damage := range map[string]string{
+		"lost":    "DELETE FROM tokens",
+		"changed": "UPDATE tokens SET note = 'not the source''s'",
+	} {
+		t.Run(name, func(t *testing.T) {
+			from, to := openSQLiteEnd(t), openSQLiteEnd(t)
+			seedCatalogue(t, from, 3, 256)
+			dst := rawDB(t, to.url)
+			done := false
+			_, err := store.Copy(context.Background(), from.end(), to.end(), store.CopyOptions{Progress: func(p store.CopyProgress) {
+				if p.Phase == "verify rows" && !done {
+					done = true
+					if _, err := dst.Exec(damage); err != nil {
+						t.Error(err)
+					}
+				}
+			}})
+			var ve *store.VerifyError
+			if !errors.As(err, &ve) || ve.Table != "tokens" || !strings.Contains(err.Error(), store.RuleCopyVerify) {
+				t.Fatalf("Copy whose destination's tokens were damaged (%s): %v, want a VerifyError on tokens", damage, err)
+			}
+		})
+	}
+}
+
+// TestCopyRefusesUniqueConflict: a destination row under another primary key that holds a
+// unique value of a source row (a token's hash) keeps that row out; the copy is refused
+// rather than left a row short.
+func TestCopyRefusesUniqueConflict(t *testing.T) {
 	from, to := openSQLiteEnd(t), openSQLiteEnd(t)
 	seedCatalogue(t, from, 3, 256)
-	dst := rawDB(t, to.url)
-	done := false
-	_, err := store.Copy(context.Background(), from.end(), to.end(), store.CopyOptions{Progress: func(p store.CopyProgress) {
-		if p.Phase == "verify rows" && !done {
-			done = true
-			if _, err := dst.Exec("DELETE FROM tokens"); err != nil {
-				t.Error(err)
-			}
-		}
-	}})
-	var ve *store.VerifyError
-	if !errors.As(err, &ve) || ve.Table != "tokens" {
-		t.Fatalf("Copy whose destination lost its tokens: %v, want a VerifyError on tokens", err)
+	if _, err := interruptAt(t, from, to, func(p store.CopyProgress) bool { return p.Phase == "blobs" }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted copy: %v", err)
+	}
+	if _, err := rawDB(t, to.url).Exec(`INSERT INTO tokens (id, hash, kind, publisher, scope, note, created_at)
+		VALUES ('tok_other', ?, 'publisher', 'mallory', '[]', '', '2026-01-01T00:00:00Z')`, hexSum([]byte("token"))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Copy(context.Background(), from.end(), to.end(), store.CopyOptions{})
+	var ce *store.ConflictError
+	if !errors.As(err, &ce) || ce.Table != "tokens" || !strings.Contains(ce.Column, "unique key") {
+		t.Fatalf("Copy with a token's hash taken: %v, want a ConflictError on tokens naming a unique key", err)
 	}
 }
 
@@ -286,7 +314,7 @@ func TestCopyVerifiesRows(t *testing.T) {
 func TestCopySQLiteToPostgresS3(t *testing.T) {
 	from, to := openSQLiteEnd(t), openS3End(t)
 	seedCatalogue(t, from, 20, 4096)
-	if err := interruptAt(t, from, to, func(p store.CopyProgress) bool { return p.Phase == "rows" && p.Table == "audit" }); !errors.Is(err, context.Canceled) {
+	if _, err := interruptAt(t, from, to, func(p store.CopyProgress) bool { return p.Phase == "rows" && p.Table == "audit" }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted copy: %v", err)
 	}
 	rep := mustCopy(t, from, to, store.CopyOptions{BatchRows: 7})
@@ -334,7 +362,7 @@ func assertFreshIDs(t *testing.T, from, to copyEnd) {
 func TestCopyPostgresToSQLite(t *testing.T) {
 	from, to := openS3End(t), openSQLiteEnd(t)
 	seedCatalogue(t, from, 20, 4096)
-	if err := interruptAt(t, from, to, func(p store.CopyProgress) bool { return p.Phase == "blobs" && p.Blobs == 5 }); !errors.Is(err, context.Canceled) {
+	if _, err := interruptAt(t, from, to, func(p store.CopyProgress) bool { return p.Phase == "blobs" && p.Blobs == 5 }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted copy: %v", err)
 	}
 	rep := mustCopy(t, from, to, store.CopyOptions{BatchRows: 7})
