@@ -9,7 +9,7 @@ CREATE TABLE documents (
     etag         TEXT   NOT NULL CHECK (length(etag) BETWEEN 1 AND 80),
     generated_at BIGINT NOT NULL,
     meta         TEXT   NOT NULL DEFAULT '{}',
-    body         BYTEA  NOT NULL,
+    body         BYTEA  COMPRESSION lz4 NOT NULL,
     built_by     TEXT   NOT NULL DEFAULT '' CHECK (length(built_by) <= 200),
     PRIMARY KEY (serial, name)
 );
