@@ -14,6 +14,7 @@ import (
 // TestChangesOnAnOldDatabase: a database that had changes before the feed began cannot
 // know them; the feed says it is complete from the serial of that moment on.
 func TestChangesOnAnOldDatabase(t *testing.T) {
+	sqliteOnly(t, "SQLite migrations 0001-0009 on a database file")
 	ctx := context.Background()
 	dir := t.TempDir()
 	w, err := openDB(filepath.Join(dir, DBFile), false)

@@ -23,6 +23,7 @@ const (
 	Postgres
 )
 
+// String is the dialect's name: "sqlite" or "postgres".
 func (d Dialect) String() string {
 	if d == Postgres {
 		return "postgres"

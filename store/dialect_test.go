@@ -166,3 +166,9 @@ func TestUnavailable(t *testing.T) {
 		})
 	}
 }
+
+func TestDialectString(t *testing.T) {
+	if SQLite.String() != "sqlite" || Postgres.String() != "postgres" {
+		t.Errorf("dialect names %q, %q; want sqlite, postgres", SQLite, Postgres)
+	}
+}

@@ -10,6 +10,7 @@ import (
 const syncFull = 2
 
 func TestWriterCommitsDurably(t *testing.T) {
+	sqliteOnly(t, "PRAGMA synchronous of the SQLite writer")
 	s, err := Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)

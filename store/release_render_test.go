@@ -62,6 +62,7 @@ func TestReleaseKeepsRenderedREADMEAndFacts(t *testing.T) {
 // TestMigrationRendersExistingREADMEs opens a database made by the migrations before 0003,
 // holding a release with a README, and checks the store rendered it once, at open.
 func TestMigrationRendersExistingREADMEs(t *testing.T) {
+	sqliteOnly(t, "SQLite migration 0003 on an old database file")
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DBFile))

@@ -20,6 +20,14 @@ func MustOpen(tb testing.TB) *store.Store {
 	return storetest.OpenStore(tb)
 }
 
+// sqliteOnly skips a test of SQLite's own behaviour when the tests run on PostgreSQL.
+func sqliteOnly(tb testing.TB, why string) {
+	tb.Helper()
+	if storetest.OnPostgres() {
+		tb.Skip("SQLite only: " + why)
+	}
+}
+
 func mustRelease(tb testing.TB, s *store.Store, id, version string, data []byte) *store.Release {
 	tb.Helper()
 	sha, err := s.Blobs.Put(data)
@@ -31,6 +39,7 @@ func mustRelease(tb testing.TB, s *store.Store, id, version string, data []byte)
 }
 
 func TestMigrationsTwice(t *testing.T) {
+	sqliteOnly(t, "reopens a SQLite data directory; TestOpenURLMigratesOnce covers PostgreSQL")
 	dir := t.TempDir()
 	for i := 0; i < 2; i++ {
 		s, err := store.Open(context.Background(), dir)
