@@ -309,7 +309,26 @@ func windowCount(ctx context.Context, rd searchReader, src string, args []any) (
 }
 
 func windowOf(ctx context.Context, rd searchReader, dl searchSQL, sort, src string, args []any) ([]searchRow, error) {
-	return searchRows(ctx, rd, "SELECT "+searchRowCols(dl, sort)+" FROM "+src+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
+	return searchRows(ctx, rd, "SELECT "+windowCols(dl, sort)+" FROM "+src+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
+}
+
+// windowCols are searchRowCols for the window's rows, with a constant for each column
+// sort does not order by: the window's rows are only ordered, paged and counted by
+// category (exactRows reads the name it compares), and converting a name, a time and a
+// count for each of the SearchCap+1 rows of a common word is work thrown away.
+func windowCols(dl searchSQL, sort string) string {
+	name, updated, downloads, score := "''", "''", "0", dl.noScore()
+	switch sort {
+	case "name":
+		name = "name"
+	case "recent":
+		updated = "updated_at"
+	case "downloads":
+		downloads = dl.downloads()
+	default:
+		score = dl.score()
+	}
+	return "id, " + name + ", categories, " + updated + ", " + downloads + ", " + score
 }
 
 func searchRows(ctx context.Context, rd searchReader, query string, args ...any) ([]searchRow, error) {
