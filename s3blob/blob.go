@@ -18,9 +18,10 @@ import (
 )
 
 // Put uploads the local file src, which holds exactly the size bytes whose sha256 is sha,
-// in one PUT with If-None-Match: * (S3 stores a PUT whole or not at all). When the object
-// already exists (412, or 409 for a concurrent create) and has the recorded size it is
-// kept and Put returns nil; one of another size holds other bytes and is overwritten.
+// in one PUT with If-None-Match: * (S3 stores a PUT whole or not at all) and
+// x-amz-checksum-sha256 (the server refuses bytes that do not hash to sha). A blob already
+// present with the recorded size is kept and Put returns nil; one of another size holds
+// other bytes and is overwritten.
 func (s *Store) Put(ctx context.Context, sha string, size int64, src string) error {
 	if !store.ValidSHA256(sha) {
 		return fmt.Errorf("s3blob: put blob %q: not a sha256 digest (64 lowercase hex digits)", sha)
@@ -47,20 +48,38 @@ func (s *Store) PutBytes(ctx context.Context, data []byte) (string, error) {
 	return sha, s.put(ctx, sha, int64(len(data)), bytes.NewReader(data))
 }
 
-// put creates the object conditionally and settles a lost race.
+// put creates the object unless it is already there (one HEAD spares re-sending the bytes
+// of a re-publish), conditionally, and settles a lost race.
 func (s *Store) put(ctx context.Context, sha string, size int64, r io.ReadSeeker) error {
+	switch err := s.Stat(ctx, sha, size); {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrBlobCorrupt):
+		// What is there is not these bytes (they hash to sha): replace it.
+		return s.reupload(ctx, sha, size, r, false)
+	case !errors.Is(err, store.ErrBlobMissing):
+		return err
+	}
+	if s.beforeUpload != nil {
+		s.beforeUpload(sha)
+	}
 	err := s.upload(ctx, sha, size, r, true)
 	if err == nil {
 		return nil
 	}
 	if !lostRace(err) {
+		// A server refusing a conditional PUT of a large body answers 412 before reading it
+		// and resets the connection: the client sees the reset, not the 412. The object
+		// being there whole says which it was.
+		if s.Stat(ctx, sha, size) == nil {
+			return nil
+		}
 		return s.fail("put blob", sha, err)
 	}
 	switch err := s.Stat(ctx, sha, size); {
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrBlobCorrupt):
-		// What is there is not these bytes (they hash to sha): replace it.
 		return s.reupload(ctx, sha, size, r, false)
 	case errors.Is(err, store.ErrBlobMissing):
 		// The object that made us lose was removed since: create it once more.

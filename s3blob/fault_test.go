@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,76 +136,4 @@ func TestPutInterruptedMidUploadStoresNothing(t *testing.T) {
 	if err := direct.Check(context.Background(), sha, int64(len(data))); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// proxy forwards TCP connections to a backend and calls trip once, when more than limit
-// bytes have gone from clients to the backend.
-type proxy struct {
-	addr    string
-	sent    atomic.Int64
-	tripped atomic.Bool
-}
-
-func startProxy(t *testing.T, backend string, limit int64, trip func()) *proxy {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{addr: l.Addr().String()}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		_ = l.Close()
-		wg.Wait()
-	})
-	var once sync.Once
-	wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				p.serve(c, backend, func(n int64) {
-					if p.sent.Add(n) > limit {
-						once.Do(func() {
-							p.tripped.Store(true)
-							trip()
-						})
-					}
-				})
-			})
-		}
-	})
-	return p
-}
-
-func (p *proxy) serve(c net.Conn, backend string, counted func(int64)) {
-	defer c.Close()
-	b, err := net.Dial("tcp", backend)
-	if err != nil {
-		return
-	}
-	defer b.Close()
-	done := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(c, b)
-		_ = c.Close()
-		close(done)
-	}()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := c.Read(buf)
-		if n > 0 {
-			counted(int64(n))
-			if _, werr := b.Write(buf[:n]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	_ = b.Close()
-	<-done
 }

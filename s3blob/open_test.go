@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minio/minio-go/v7"
+
 	"github.com/pluginyard/registry/s3blob"
 	"github.com/pluginyard/registry/s3blob/s3test"
 	"github.com/pluginyard/registry/store"
@@ -77,22 +79,90 @@ func TestPutOfOtherBytesIsRefused(t *testing.T) {
 	}
 }
 
-// A blob larger than minio's multipart threshold (16 MiB) still goes up in one conditional
-// PUT: a second Put keeps what is there, and the server verifies the whole object's sha256.
-func TestLargePutIsOneConditionalPUT(t *testing.T) {
+// A Put that finds the blob absent, then loses the create to another writer, keeps the
+// winner's object (If-None-Match: *) and succeeds, also past minio's 16 MiB multipart
+// threshold.
+func TestPutLosingARaceKeepsTheWinner(t *testing.T) {
+	srv := s3test.Start(t)
+	for name, size := range map[string]int{"100KiB": 100 << 10, "32MiB": 32 << 20} {
+		t.Run(name, func(t *testing.T) {
+			s := mustOpen(t, srv, "race-"+name)
+			loseTheCreate(t, srv, s, s, size)
+		})
+	}
+}
+
+// A server refusing a conditional PUT of a large body may answer 412 before reading it and
+// reset the connection, so that the client sees the reset, not the 412 (versitygw does, at
+// random): Put still keeps the winner's object and succeeds. The proxy makes every 412 a
+// reset.
+func TestPutLosingARaceToAResetConnection(t *testing.T) {
+	srv := s3test.Start(t)
+	p := startProxy(t, srv.Endpoint, 1<<62, nil)
+	p.reset412 = true
+	srv.SetEnv(t)
+	s, err := s3blob.Open(context.Background(), "s3://"+srv.Bucket+"?insecure=1&region=us-east-1&endpoint="+p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loseTheCreate(t, srv, s, mustOpen(t, srv, ""), 1<<20)
+	if p.resets.Load() == 0 {
+		t.Fatal("no 412 went through the proxy: the test reset nothing")
+	}
+}
+
+// loseTheCreate has another writer create the blob (same size, other bytes) between s's
+// finding it absent and its PUT, then checks through direct that s kept the winner's.
+func loseTheCreate(t *testing.T, srv *s3test.Server, s, direct *s3blob.Store, size int) {
+	t.Helper()
+	data := blobtest.Bytes(size, 61)
+	winner := slices.Clone(data)
+	winner[len(winner)-1] ^= 0x01 // same size, other bytes: tells whose object stayed
+	s3blob.SetBeforeUpload(s, func(sha string) { overwrite(srv, direct)(t, sha, winner) })
+	sha := blobtest.MustPut(t, s, data)
+	if err := direct.Check(context.Background(), sha, int64(size)); !errors.Is(err, store.ErrBlobCorrupt) {
+		t.Fatalf("Check after losing the create: %v, want ErrBlobCorrupt (the winner's object kept)", err)
+	}
+	if got, err := direct.List(context.Background()); err != nil || !slices.Equal(got, []string{sha}) {
+		t.Fatalf("List = %v, %v; want the one blob", got, err)
+	}
+}
+
+// A large blob goes up in one PUT (an ETag without a multipart "-N" suffix), whose
+// whole-object sha256 the server verifies.
+func TestLargePutIsOneVerifiedPUT(t *testing.T) {
 	srv := s3test.Start(t)
 	s := mustOpen(t, srv, "")
-	data := blobtest.Bytes(20<<20, 61)
+	data := blobtest.Bytes(20<<20, 62)
 	sha := blobtest.MustPut(t, s, data)
-	flipped := slices.Clone(data)
-	flipped[len(flipped)-1] ^= 0x01
-	overwrite(srv, s)(t, sha, flipped)
-	blobtest.MustPut(t, s, data)
-	if err := s.Check(context.Background(), sha, int64(len(data))); !errors.Is(err, store.ErrBlobCorrupt) {
-		t.Fatalf("Check after a second Put over same-size damage: %v, want ErrBlobCorrupt (the object kept)", err)
+	info, err := srv.Client().StatObject(context.Background(), srv.Bucket, s.Key(sha), minio.StatObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(info.ETag, "-") {
+		t.Errorf("ETag %q is a multipart upload's: want one PUT", info.ETag)
 	}
 	wrong := blobtest.SHA([]byte("not these bytes"))
 	if err := s.Put(context.Background(), wrong, int64(len(data)), blobtest.Spool(t, data)); err == nil {
 		t.Fatal("Put of 20 MiB under another sha = nil, want the server's refusal")
+	}
+	if err := s.Stat(context.Background(), wrong, int64(len(data))); !errors.Is(err, store.ErrBlobMissing) {
+		t.Fatalf("Stat after the refused Put: %v, want ErrBlobMissing", err)
+	}
+}
+
+// A Put under a name that is no sha256 digest is refused before anything is sent: the
+// bucket stays empty, also of objects List would not show.
+func TestPutOfABadDigestStoresNothing(t *testing.T) {
+	srv := s3test.Start(t)
+	s := mustOpen(t, srv, "")
+	data := blobtest.Bytes(100, 63)
+	for _, bad := range []string{strings.ToUpper(blobtest.SHA(data)), "../" + blobtest.SHA(data)[3:], "abc"} {
+		if err := s.Put(context.Background(), bad, int64(len(data)), blobtest.Spool(t, data)); err == nil {
+			t.Errorf("Put(sha %q) = nil, want an error", bad)
+		}
+	}
+	for obj := range srv.Client().ListObjects(context.Background(), srv.Bucket, minio.ListObjectsOptions{Recursive: true}) {
+		t.Errorf("object %q stored (err %v)", obj.Key, obj.Err)
 	}
 }

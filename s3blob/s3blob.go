@@ -33,6 +33,8 @@ const (
 type Store struct {
 	c   *minio.Client
 	cfg Config
+
+	beforeUpload func(sha string) // a test's hook between Put's HEAD and its PUT
 }
 
 // Open connects to the bucket a blob URL names (see Config), with credentials from the
