@@ -38,7 +38,7 @@ import (
 type WebhookStore interface {
 	SetWebhookEndpoints(ctx context.Context, names []string) error
 	SealWebhookEvents(ctx context.Context, now time.Time, limit int, seal func(store.WebhookEvent) (store.WebhookSeal, error)) (int, error)
-	DueWebhookDeliveries(ctx context.Context, now time.Time, limit int) ([]store.WebhookDelivery, error)
+	ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.WebhookDelivery, error)
 	NextWebhookDue(ctx context.Context) (time.Time, bool, error)
 	RecordWebhookAttempt(ctx context.Context, id int64, a store.WebhookAttempt) error
 	PruneWebhooks(ctx context.Context, before time.Time) (int64, error)
@@ -198,7 +198,9 @@ func (w *Webhooks) RunOnce(ctx context.Context) (int, error) {
 			break
 		}
 	}
-	due, err := w.st.DueWebhookDeliveries(ctx, w.opt.Now(), webhookDueBatch)
+	// Claimed, not just read: a claim postpones each delivery past this attempt, so that
+	// another replica's worker never sends the same one while this one does.
+	due, err := w.st.ClaimWebhookDeliveries(ctx, w.opt.Now(), w.cfg.Timeout+time.Minute, webhookDueBatch)
 	if err != nil {
 		return 0, err
 	}

@@ -558,3 +558,38 @@ func TestWebhookEventFilter(t *testing.T) {
 		t.Fatalf("received %+v, want the yank only", got)
 	}
 }
+
+// Two workers over one store (two replicas' worker loops) never send one delivery twice:
+// the second worker's round, run while the first is still attempting the delivery, finds
+// it claimed and sends nothing.
+func TestWebhookTwoWorkersSendOnce(t *testing.T) {
+	clock := newFakeClock()
+	rc := newReceiver(t, clock)
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	rc.answer = func(int, received) int {
+		once.Do(func() { close(inFlight); <-release })
+		return http.StatusOK
+	}
+	st, err := store.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := mustWebhookConfig(t, oneEndpoint(rc.URL, ""))
+	a, b := newWebhooks(t, st, cfg, clock), newWebhooks(t, st, cfg, clock)
+	auditRefusal(t, st, "a", "1.0.0")
+	done := make(chan int)
+	go func() { n, _ := a.RunOnce(context.Background()); done <- n }()
+	<-inFlight
+	if n := mustRunOnce(t, b); n != 0 {
+		t.Errorf("the second worker attempted %d deliveries the first one is attempting", n)
+	}
+	close(release)
+	if n := <-done; n != 1 {
+		t.Errorf("the first worker attempted %d deliveries, want 1", n)
+	}
+	if got := len(rc.received()); got != 1 {
+		t.Fatalf("the receiver got %d requests for one event, want 1", got)
+	}
+}
