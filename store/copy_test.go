@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -372,4 +373,26 @@ func TestCopyPostgresToSQLite(t *testing.T) {
 	assertSameTables(t, from, to)
 	assertBlobsRead(t, from, to)
 	assertNoCheckpoint(t, to)
+}
+
+// TestCopyRefusesCorruptSourceBlob: a source blob whose bytes are not its digest's (same
+// size, so only a re-hash sees it) is not copied: the copy stops naming it and fsck.
+func TestCopyRefusesCorruptSourceBlob(t *testing.T) {
+	from, to := openSQLiteEnd(t), openSQLiteEnd(t)
+	seedCatalogue(t, from, 2, 256)
+	rels, err := from.st.AllReleases(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := from.st.Blobs.Path(rels[0].SHA256)
+	if err := os.WriteFile(path, make([]byte, rels[0].Size), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Copy(context.Background(), from.end(), to.end(), store.CopyOptions{})
+	if !errors.Is(err, store.ErrBlobCorrupt) || !strings.Contains(err.Error(), rels[0].SHA256) || !strings.Contains(err.Error(), "fsck") {
+		t.Fatalf("Copy of a corrupt source blob: %v, want ErrBlobCorrupt naming it and fsck", err)
+	}
+	if to.blobs.Stat(context.Background(), rels[0].SHA256, rels[0].Size) == nil {
+		t.Error("the corrupt blob was put into the destination")
+	}
 }
