@@ -59,7 +59,11 @@ func TestBackendFlagErrors(t *testing.T) {
 			if tt.name[:4] == "fsck" {
 				args = append([]string{"--data", data}, tt.args...)
 			}
-			if code := tt.cmd(context.Background(), c, args); code != exitUsage {
+			// A flag let through would start serve: the deadline stops it, so the test fails
+			// instead of hanging.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if code := tt.cmd(ctx, c, args); code != exitUsage {
 				t.Fatalf("exit = %d, want %d; stderr: %s", code, exitUsage, errOut)
 			}
 			for _, w := range tt.want {
