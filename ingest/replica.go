@@ -148,9 +148,14 @@ func (s *Service) Follow(ctx context.Context) {
 }
 
 // FollowOnce reads the feed once and, when another replica changed something, brings the
-// catalog and documents up to it; it reports whether the feed could be read.
+// catalog and documents up to it; it reports whether the feed could be read (false when
+// not a replica). It does not wait for a failed rebuild's retry, which backs off up to
+// 30 s: a replica catches up at the first poll after the database is back.
 func (s *Service) FollowOnce(ctx context.Context) bool {
 	r := &s.replica
+	if !r.on.Load() {
+		return false
+	}
 	page, err := r.st.Changes(ctx, r.applied.Load(), 1)
 	if err != nil {
 		if r.feedErr.Load() == nil {

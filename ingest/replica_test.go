@@ -321,3 +321,14 @@ func tokensAcrossReplicas(t *testing.T, a, b *store.Store) {
 		t.Fatalf("b pinned acme to %+v (%v); the pin a made first must hold", p, err)
 	}
 }
+
+func TestNotAReplicaFollowsNothing(t *testing.T) {
+	s := newPublishService(t, publishList(), Config{})
+	if s.FollowOnce(context.Background()) {
+		t.Fatal("FollowOnce on a Service that is no replica reported a feed read")
+	}
+	s.Follow(context.Background()) // returns at once
+	if st := s.ReplicaStats(); st.Enabled || st.Built+st.Loaded+st.Local+st.Fallbacks != 0 {
+		t.Fatalf("ReplicaStats of a Service that is no replica = %+v", st)
+	}
+}
