@@ -149,6 +149,7 @@ func (s *Server) Start() error {
 	cmd := exec.Command(s.bin, "--access", s.AccessKey, "--secret", s.SecretKey,
 		"--port", s.Endpoint, "--quiet", "posix", s.root)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("s3test: start %s: %w", s.bin, err)
 	}
