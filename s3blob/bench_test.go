@@ -99,3 +99,28 @@ func spoolIn(b *testing.B, dir string, data []byte) string {
 	}
 	return f.Name()
 }
+
+// BenchmarkReadAt reads 64 KiB ranges at spread offsets of one open 32 MiB blob (what a
+// download with Range: headers costs; on S3 each is a ranged GET).
+func BenchmarkReadAt(b *testing.B) {
+	backends := benchBackends(b)
+	const size, n = 32 << 20, 64 << 10
+	for _, name := range []string{"folder", "s3"} {
+		b.Run(name+"/64KiB", func(b *testing.B) {
+			sha := blobtest.MustPut(b, backends[name], blobtest.Bytes(size, 52))
+			r, err := backends[name].Open(context.Background(), sha, size)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			p := make([]byte, n)
+			b.SetBytes(n)
+			for i := int64(0); b.Loop(); i++ {
+				off := (i * 7919 * n) % (size - n)
+				if got, err := r.ReadAt(p, off); got != n || err != nil {
+					b.Fatalf("ReadAt(%d) = %d, %v", off, got, err)
+				}
+			}
+		})
+	}
+}
