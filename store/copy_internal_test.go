@@ -130,3 +130,27 @@ func TestCopyKeyCheckpoint(t *testing.T) {
 		t.Error("a bytes key was checkpointed")
 	}
 }
+
+// TestCopySameValue: the comparison a copy refuses conflicts by sees text and blobs by their
+// bytes, whichever Go type a driver gave, and nothing else as equal.
+func TestCopySameValue(t *testing.T) {
+	cases := []struct {
+		a, b any
+		want bool
+	}{
+		{"abc", []byte("abc"), true},
+		{[]byte("abc"), []byte("abd"), false},
+		{"abc", "abcd", false},
+		{int64(7), int32(7), true},
+		{int64(7), int64(8), false},
+		{int64(1), "1", false},
+		{nil, nil, true},
+		{nil, "", false},
+		{true, int64(1), true},
+	}
+	for _, tc := range cases {
+		if got := sameValue(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameValue(%#v, %#v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
