@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pluginyard/registry/ingest"
 	"github.com/pluginyard/registry/s3blob"
@@ -21,6 +22,18 @@ const (
 	blobsUsage    = "blob store `URL`: file:PATH (default file:DATA/blobs) or s3://BUCKET?endpoint=HOST:PORT&region=R&prefix=P&insecure=1 (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
 	redirectUsage = "answer package downloads with a 302 to a pre-signed URL of the S3 blob, valid 5 minutes, instead of streaming them (needs --blobs s3://…; still counted)"
 )
+
+// blobStore is what a command does with the blobs: ingest's contract, plus the
+// listing with ages that fsck and the start-up sweep read (store.BlobChecker,
+// store.BlobSweeper). The folder and the bucket both are one.
+type blobStore interface {
+	ingest.Blobs
+	Info(ctx context.Context, sha string) (store.BlobInfo, error)
+}
+
+// SweepMinAge is how old an unrecorded blob must be before serve's start-up sweep removes
+// it from a store other replicas may share: older than any publish still in flight.
+const SweepMinAge = time.Hour
 
 // backends are the --database and --blobs values of a command; "" means the default
 // under the data directory.
@@ -87,7 +100,7 @@ func (b backends) check(redirect bool) error {
 // open opens the metadata store and the blob store the flags name, with dataDir as this
 // process's local state. The blob store is the store's own folder when --blobs is the
 // default; it is closed with the store.
-func (b backends) open(ctx context.Context, dataDir string) (*store.Store, ingest.Blobs, error) {
+func (b backends) open(ctx context.Context, dataDir string) (*store.Store, blobStore, error) {
 	if err := b.check(false); err != nil {
 		return nil, nil, err
 	}
@@ -103,7 +116,7 @@ func (b backends) open(ctx context.Context, dataDir string) (*store.Store, inges
 	return st, blobs, nil
 }
 
-func (b backends) openBlobs(ctx context.Context, st *store.Store, dataDir string) (ingest.Blobs, error) {
+func (b backends) openBlobs(ctx context.Context, st *store.Store, dataDir string) (blobStore, error) {
 	if b.s3() {
 		s, err := s3blob.Open(ctx, b.blobs)
 		if err != nil {
@@ -120,6 +133,23 @@ func (b backends) openBlobs(ctx context.Context, st *store.Store, dataDir string
 		return nil, fmt.Errorf("--blobs %s: %w", b.blobs, err)
 	}
 	return f, nil
+}
+
+// embedded reports whether the flags name the embedded default: the SQLite file and the
+// blob folder of dataDir, which one process holds (serve's lock).
+func (b backends) embedded(dataDir string) bool {
+	dir, ok := strings.CutPrefix(b.blobs, "file:")
+	return b.sqlitePath(dataDir) != "" && (b.blobs == "" || ok && filepath.Clean(dir) == filepath.Join(dataDir, "blobs"))
+}
+
+// sweep removes the blobs no release records, left by a publish a crash interrupted: all
+// of them in the embedded default, which no other process writes; only those older than
+// SweepMinAge in a store replicas may share. It returns how many it removed.
+func (b backends) sweep(ctx context.Context, st *store.Store, blobs blobStore, dataDir string) (int, error) {
+	if b.embedded(dataDir) {
+		return st.CollectGarbage(ctx)
+	}
+	return st.CollectGarbageIn(ctx, blobs, SweepMinAge)
 }
 
 // missingDatabase says, for a command that needs an existing registry, that the SQLite

@@ -10,12 +10,16 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/s3blob"
 	"github.com/pluginyard/registry/s3blob/s3test"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/store/storetest"
@@ -121,20 +125,9 @@ func TestServeOnPostgresAndS3(t *testing.T) {
 	dsn := storetest.CreateDatabase(t, storetest.StartPostgres(t))
 	s3 := s3test.Start(t)
 	s3.SetEnv(t)
-	addr := freeAddr(t)
-	c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "admin-secret"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	args := []string{"--demo", "--addr", addr, "--data", t.TempDir(), "--plugins", "../../plugins.yaml",
-		"--database", dsn, "--blobs", s3.URL("registry"), "--blobs-redirect"}
-	go func() { done <- cmdServe(ctx, c, args) }()
-	defer func() {
-		cancel()
-		if code := <-done; code != exitOK {
-			t.Errorf("serve exit = %d; stderr: %s", code, errOut)
-		}
-	}()
-	waitHealthy(t, addr, done, errOut)
+	addr, errOut, stop := serveWith(t, "--demo", "--data", t.TempDir(), "--plugins", "../../plugins.yaml",
+		"--database", dsn, "--blobs", s3.URL("registry"), "--blobs-redirect")
+	defer stop()
 	var doc struct {
 		Plugins []struct {
 			PackageURL    string `json:"package_url"`
@@ -165,6 +158,53 @@ func TestServeOnPostgresAndS3(t *testing.T) {
 	}
 }
 
+// TestFsckChecksTheBucket: `registry fsck --blobs s3://…` re-hashes the blobs in the
+// bucket, not the data directory's folder: the demo published there checks clean, and an
+// object removed behind the registry's back is reported missing with its release.
+func TestFsckChecksTheBucket(t *testing.T) {
+	s3 := s3test.Start(t)
+	s3.SetEnv(t)
+	data, bucket := t.TempDir(), s3.URL("")
+	_, _, stop := serveWith(t, "--demo", "--data", data, "--plugins", "../../plugins.yaml", "--blobs", bucket)
+	stop()
+	fsck := func() (int, string) {
+		c, out, errOut := testCLI(nil)
+		code := cmdFsck(context.Background(), c, []string{"--data", data, "--blobs", bucket})
+		return code, out.String() + errOut.String()
+	}
+	if code, out := fsck(); code != exitOK || !strings.Contains(out, "every one matches") {
+		t.Fatalf("fsck of the demo's bucket: exit %d:\n%s", code, out)
+	}
+	objs := s3.Client().ListObjects(context.Background(), s3.Bucket, minio.ListObjectsOptions{Recursive: true})
+	first := <-objs
+	if first.Err != nil || first.Key == "" {
+		t.Fatalf("no object in the bucket: %v", first.Err)
+	}
+	if err := s3.Client().RemoveObject(context.Background(), s3.Bucket, first.Key, minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := fsck(); code != exitInvalid || !strings.Contains(out, "missing") || !strings.Contains(out, path.Base(first.Key)) {
+		t.Errorf("fsck after removing %s: exit %d:\n%s\nwant 1 naming it missing", first.Key, code, out)
+	}
+}
+
+// serveWith runs serve with args (and a free --addr) until stop, once it answers /healthz.
+func serveWith(t *testing.T, args ...string) (addr string, errOut *syncBuffer, stop func()) {
+	t.Helper()
+	addr = freeAddr(t)
+	c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "admin-secret"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- cmdServe(ctx, c, append([]string{"--addr", addr}, args...)) }()
+	waitHealthy(t, addr, done, errOut)
+	return addr, errOut, func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("serve exit = %d; stderr: %s", code, errOut)
+		}
+	}
+}
+
 // waitHealthy waits for serve on addr to answer /healthz.
 func waitHealthy(t *testing.T, addr string, done chan int, errOut *syncBuffer) {
 	t.Helper()
@@ -187,4 +227,43 @@ func waitHealthy(t *testing.T, addr string, done chan int, errOut *syncBuffer) {
 func shaHex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// TestServeSweepsOnlyWhatNoReplicaCanOwn: at start serve removes a blob no release
+// records from the embedded default's folder (only this process writes there), but keeps
+// a young one in a bucket replicas may share (another replica's publish in flight).
+func TestServeSweepsOnlyWhatNoReplicaCanOwn(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	st, err := store.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := st.Blobs.Put([]byte("left by a crash between the blob and its row"))
+	_ = st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, stop := serveWith(t, "--data", data, "--plugins", "../../plugins.yaml", "--sync-interval", "0")
+	stop()
+	if _, err := os.Stat(filepath.Join(data, "blobs", orphan[:2], orphan)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the embedded default kept an unrecorded blob: %v", err)
+	}
+
+	s3 := s3test.Start(t)
+	s3.SetEnv(t)
+	bucket, err := s3blob.Open(ctx, s3.URL(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inFlight := []byte("another replica's publish, row not yet committed")
+	sha, err := bucket.PutBytes(ctx, inFlight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, stop = serveWith(t, "--data", t.TempDir(), "--plugins", "../../plugins.yaml", "--sync-interval", "0", "--blobs", s3.URL(""))
+	stop()
+	if err := bucket.Stat(ctx, sha, int64(len(inFlight))); err != nil {
+		t.Errorf("serve removed a young unrecorded blob from the shared bucket: %v", err)
+	}
 }

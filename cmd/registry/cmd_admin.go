@@ -30,7 +30,7 @@ func openStore(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*s
 
 // openBackends is openStore that also opens the blob store --blobs names (--database and
 // --blobs are declared on fs, beside --data).
-func openBackends(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*store.Store, ingest.Blobs, []string, int) {
+func openBackends(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*store.Store, blobStore, []string, int) {
 	data := dataFlag(c, fs)
 	b := backendFlags(c, fs)
 	pos, err := parse(fs, args)

@@ -20,8 +20,8 @@ type fsckReport struct {
 
 var fsckHelp = help{
 	Summary: "re-hash every blob against the database; report missing, corrupt and orphan blobs",
-	Usage:   "registry fsck [--data DIR] [--json]",
-	About: `Reads every blob of the data directory, compares its sha256 and size with the database, and
+	Usage:   "registry fsck [--data DIR] [--database URL] [--blobs URL] [--json]",
+	About: `Reads every blob of the blob store (--blobs; the data directory's by default), compares its sha256 and size with the database, and
 lists the missing, corrupt, unreadable and orphan ones with the releases that use them.
 It only reads, so it may run beside ` + "`registry serve`" + `; progress goes to stderr.
 Exit status: 0 when every blob matches, 1 when there is a problem, 2 on usage or I/O errors.`,
@@ -34,7 +34,7 @@ Exit status: 0 when every blob matches, 1 when there is a problem, 2 on usage or
 func cmdFsck(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("fsck")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	st, pos, code := openStore(ctx, c, fs, args)
+	st, blobs, pos, code := openBackends(ctx, c, fs, args)
 	if st == nil {
 		return code
 	}
@@ -44,7 +44,7 @@ func cmdFsck(ctx context.Context, c *cli, args []string) int {
 	}
 	var last store.BlobProgress
 	progress := fsckProgress(c.stderr, time.Now, 2*time.Second)
-	probs, err := st.CheckBlobs(ctx, func(p store.BlobProgress) { last = p; progress(p) })
+	probs, err := st.CheckBlobsIn(ctx, blobs, func(p store.BlobProgress) { last = p; progress(p) })
 	if err != nil {
 		fmt.Fprintf(c.stderr, "fsck: %v\n", err)
 		return exitUsage

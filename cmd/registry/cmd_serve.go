@@ -97,7 +97,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 		return err
 	}
 	defer st.Close()
-	if n, err := st.CollectGarbage(ctx); err != nil {
+	if n, err := cfg.backends().sweep(ctx, st, blobs, cfg.DataDir); err != nil {
 		return err
 	} else if n > 0 {
 		log.Info("removed orphan blobs left by an interrupted publish", "count", n)
