@@ -117,6 +117,8 @@ func docsPageBlocks(t *testing.T) map[string][]string {
 // notRun are commands the documents show that this test cannot run offline, and why.
 var notRun = map[string]string{
 	"registry publish acme-stats-1.2.0.tar.gz --bundle acme-stats-1.2.0.tar.gz.sigstore.json --registry https://plugins.example.com": "a Sigstore bundle is signed by Fulcio and logged in Rekor for the package's exact bytes; the bundle route is tested in server and verify/signature with committed bundles",
+	"registry serve --addr 0.0.0.0:8080 --public-url https://plugins.example.com --database 'postgres://registry:PASSWORD@db.internal:5432/registry?sslmode=require' --blobs 's3://registry-blobs?endpoint=s3.eu-west-1.amazonaws.com&region=eu-west-1' --data /var/lib/registry --plugins /etc/registry/plugins.yaml --log-key /etc/registry/log.key --trust-proxy --log-format json": "needs the PostgreSQL server and the bucket it names; test/deploy checks each of its flags against serve -h, and test/replicas runs serve on PostgreSQL and S3",
+	"registry migrate --from sqlite:/var/lib/registry --to 'postgres://registry:PASSWORD@db.internal:5432/registry' --blobs 's3://registry-blobs?endpoint=s3.eu-west-1.amazonaws.com&region=eu-west-1'": "needs the PostgreSQL server and the bucket it names; cmd/registry's TestMigrateRoundTrip runs this command against real ones",
 }
 
 // TestDocumentedCommands runs every command the documents show, in the order a reader
