@@ -19,10 +19,9 @@ var migrateHelp = help{
 	About: `Copies every table of the schema (releases, packages, tokens, pins, audit, sync state, the
 transparency log, changes, quarantines, reports, blocklist, webhooks…; the search tables and
 the stored index documents are not copied, the first registry serve on the destination
-rebuilds them) and every blob the
-database records, then verifies the copy: the row count and a digest of the rows of every
-table, and the sha256 of every blob re-read from the destination. Progress goes to stderr,
-the summary to stdout.
+rebuilds them) and every blob the database records, then verifies the copy: the row count
+and a digest of the rows of every table, and the sha256 of every blob re-read from the
+destination. Progress goes to stderr, the summary to stdout.
 
 --from and --to are sqlite:DIR (a data directory: DIR/registry.db, blobs in DIR/blobs),
 sqlite:FILE.db, or postgres://USER@HOST:PORT/DB. --from-blobs and --blobs default to
