@@ -252,6 +252,11 @@ func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, copyDial
 	if err != nil {
 		return nil, 0, err
 	}
+	if file, ok := CopyDatabaseFile(end.Database); ok && !write {
+		if _, err := os.Stat(file); err != nil {
+			return nil, 0, fmt.Errorf("store: copy: the source %s has no registry database (%w): name the data directory or file `registry serve` uses", end.Database, err)
+		}
+	}
 	st, err := copyOpenStore(ctx, end.Database, end.DataDir)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: copy: open %s: %w", redactURL(end.Database), err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -232,6 +233,21 @@ func TestCopyRefusesAnotherSource(t *testing.T) {
 	_, err := store.Copy(context.Background(), b.end(), to.end(), store.CopyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "unfinished copy of") {
 		t.Fatalf("Copy of another source into an unfinished copy: %v, want a refusal", err)
+	}
+}
+
+// TestCopyRefusesMissingSource: a sqlite: source without a database is refused, not
+// created empty and copied.
+func TestCopyRefusesMissingSource(t *testing.T) {
+	to := openSQLiteEnd(t)
+	dir := t.TempDir()
+	from := store.CopyEnd{Database: "sqlite:" + dir, Blobs: to.blobs}
+	_, err := store.Copy(context.Background(), from, to.end(), store.CopyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "has no registry database") {
+		t.Fatalf("Copy from an empty directory: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.DBFile)); err == nil {
+		t.Error("the refused copy created a database at the source")
 	}
 }
 

@@ -117,6 +117,11 @@ func (o *migrateOptions) ends(ctx context.Context) (from, to store.CopyEnd, clea
 		temps = append(temps, d)
 		return d, err
 	}
+	if file, ok := store.CopyDatabaseFile(o.from); ok {
+		if _, err := os.Stat(file); err != nil {
+			return from, to, cleanup, fmt.Errorf("--from %s: no registry database at %s (name the data directory or file `registry serve` uses)", o.from, file)
+		}
+	}
 	from, to = store.CopyEnd{Database: o.from}, store.CopyEnd{Database: o.to, DataDir: o.data}
 	if from.DataDir, err = localDir(o.from); err == nil && to.DataDir == "" {
 		to.DataDir, err = localDir(o.to)

@@ -130,6 +130,7 @@ func TestMigrateUsage(t *testing.T) {
 		want string
 	}{
 		{"no --to", []string{"--from", "sqlite:" + src}, "--from URL and --to URL are required"},
+		{"no source", []string{"--from", "sqlite:" + filepath.Join(src, "nothing"), "--to", "sqlite:" + t.TempDir()}, "no registry database at " + filepath.Join(src, "nothing", store.DBFile)},
 		{"postgres without blobs", []string{"--from", "postgres://u@127.0.0.1:1/db", "--to", "sqlite:" + t.TempDir()}, "--from-blobs is required beside postgres://u@127.0.0.1:1/db"},
 		{"bad blobs", []string{"--from", "sqlite:" + src, "--to", "sqlite:" + t.TempDir(), "--blobs", "ftp://x"}, `--blobs "ftp://x": want file:PATH or s3://`},
 		{"argument", []string{"--from", "sqlite:" + src, "--to", "sqlite:x", "extra"}, `expected no argument, found "extra"`},
