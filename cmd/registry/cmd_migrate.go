@@ -74,8 +74,12 @@ func cmdMigrate(ctx context.Context, c *cli, args []string) int {
 		return c.usageError("migrate", "%v", err)
 	}
 	defer cleanup()
+	spool := filepath.Join(to.DataDir, "spool") // beside the destination's blob folder: Put renames
+	if err := os.MkdirAll(spool, 0o750); err != nil {
+		return c.usageError("migrate", "--data %s: %v", to.DataDir, err)
+	}
 	p := newMigrateProgress(c.stderr)
-	rep, err := store.Copy(ctx, from, to, store.CopyOptions{BatchRows: o.batch, SpoolDir: to.DataDir, Progress: p.report})
+	rep, err := store.Copy(ctx, from, to, store.CopyOptions{BatchRows: o.batch, SpoolDir: spool, Progress: p.report})
 	p.flush()
 	if err != nil {
 		return migrateFailed(c, err)
