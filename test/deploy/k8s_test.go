@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -79,10 +80,7 @@ type container struct {
 			SecretKeyRef *struct{ Name, Key string } `yaml:"secretKeyRef"`
 		} `yaml:"valueFrom"`
 	} `yaml:"env"`
-	Ports []struct {
-		Name          string `yaml:"name"`
-		ContainerPort int    `yaml:"containerPort"`
-	} `yaml:"ports"`
+	Ports          []containerPort `yaml:"ports"`
 	ReadinessProbe *probe `yaml:"readinessProbe"`
 	LivenessProbe  *probe `yaml:"livenessProbe"`
 	Resources      struct {
@@ -97,6 +95,11 @@ type container struct {
 		Name      string `yaml:"name"`
 		MountPath string `yaml:"mountPath"`
 	} `yaml:"volumeMounts"`
+}
+
+type containerPort struct {
+	Name          string `yaml:"name"`
+	ContainerPort int    `yaml:"containerPort"`
 }
 
 type probe struct {
@@ -331,25 +334,17 @@ func checkService(tb testing.TB, svc object, pod podTemplate, c container) {
 		}
 	}
 	for _, p := range svc.Spec.Ports {
-		if !slices.ContainsFunc(c.Ports, func(cp struct {
-			Name          string `yaml:"name"`
-			ContainerPort int    `yaml:"containerPort"`
-		}) bool {
-			return cp.Name == p.TargetPort
-		}) {
+		if !slices.ContainsFunc(c.Ports, func(cp containerPort) bool { return cp.Name == p.TargetPort }) {
 			tb.Errorf("Service targets port %q, which the container does not name", p.TargetPort)
 		}
 	}
-	if addr := checkAddr(c); !strings.HasSuffix(addr, ":8080") || c.Ports[0].ContainerPort != 8080 {
-		tb.Errorf("--addr=%q and containerPort %d disagree", addr, c.Ports[0].ContainerPort)
-	}
-}
-
-func checkAddr(c container) string {
+	addr := ""
 	for _, a := range c.Args {
 		if v, ok := strings.CutPrefix(a, "--addr="); ok {
-			return v
+			addr = v
 		}
 	}
-	return ""
+	if len(c.Ports) == 0 || !strings.HasSuffix(addr, fmt.Sprintf(":%d", c.Ports[0].ContainerPort)) {
+		tb.Errorf("--addr=%q does not listen on the container's port %v", addr, c.Ports)
+	}
 }
