@@ -81,8 +81,8 @@ type container struct {
 		} `yaml:"valueFrom"`
 	} `yaml:"env"`
 	Ports          []containerPort `yaml:"ports"`
-	ReadinessProbe *probe `yaml:"readinessProbe"`
-	LivenessProbe  *probe `yaml:"livenessProbe"`
+	ReadinessProbe *probe          `yaml:"readinessProbe"`
+	LivenessProbe  *probe          `yaml:"livenessProbe"`
 	Resources      struct {
 		Requests map[string]string `yaml:"requests"`
 		Limits   map[string]string `yaml:"limits"`
