@@ -56,22 +56,20 @@ func rebind(query string) (string, int) {
 	if !strings.Contains(query, "?") {
 		return query, 0
 	}
-	var b strings.Builder
-	b.Grow(len(query) + 8)
+	b := make([]byte, 0, len(query)+3*strings.Count(query, "?"))
 	n := 0
 	for i := 0; i < len(query); {
 		if query[i] == '?' {
 			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
+			b = strconv.AppendInt(append(b, '$'), int64(n), 10)
 			i++
 			continue
 		}
 		end := skipQuoted(query, i)
-		b.WriteString(query[i:end])
+		b = append(b, query[i:end]...)
 		i = end
 	}
-	return b.String(), n
+	return string(b), n
 }
 
 // skipQuoted returns the end of the token starting at i: past a whole literal,
