@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -150,14 +151,25 @@ func (s *Server) Start() error {
 		"--port", s.Endpoint, "--quiet", "posix", s.root)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	dieWithParent(cmd)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("s3test: start %s: %w", s.bin, err)
-	}
 	p := &proc{cmd: cmd, done: make(chan struct{})}
+	started := make(chan error, 1)
 	go func() {
+		// The parent-death signal fires when the thread that started the child exits,
+		// not the process, and the runtime ends threads (a locked goroutine returning,
+		// as ingest's low-priority publishes do): this goroutine keeps its own thread
+		// until the child has exited.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("s3test: start %s: %w", s.bin, err)
+	}
 	if err := s.waitReady(p); err != nil {
 		_ = cmd.Process.Kill()
 		<-p.done
