@@ -12,6 +12,9 @@ func (s *Server) routes() {
 	e := s.e
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
 	e.Pre(dropUnsafeRequestID)
+	// The document routes are answered before the router (index_fast.go) with
+	// dropUnsafeRequestID and chain: middleware added here goes to both, or
+	// TestFastPathMatchesRouter fails.
 	chain := []echo.MiddlewareFunc{requestID, s.observeRequests, s.recoverPanics, s.logRequests, securityHeaders, s.limitRates}
 	e.Use(chain...)
 	s.routeDocuments(append([]echo.MiddlewareFunc{dropUnsafeRequestID}, chain...)...) // index_fast.go
