@@ -33,6 +33,13 @@ func (s *Server) handlePackage(c echo.Context) error {
 		return errf(http.StatusNotFound, "no package "+fileID)
 	}
 	rel, err := s.md.Release(c.Request().Context(), id, version)
+	if errors.Is(err, store.ErrUnavailable) {
+		// The database is out of reach: the release each listing has in force is in memory,
+		// so a host installing what index.json lists still gets it (other versions wait).
+		if it, ok := s.svc.Catalog().Item(id); ok && it.Latest != nil && it.Latest.Version == version {
+			rel, err = it.Latest, nil
+		}
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return errf(http.StatusNotFound, "no version "+version+" of "+id)
 	}

@@ -29,9 +29,11 @@ func answerUnavailable(c echo.Context) string {
 }
 
 // databaseReadiness reports an unreachable database in /readyz. A replica that has index
-// documents in force stays ready, degraded: it keeps serving index.json, the package
-// documents, pages from its catalog and downloads (the blobs are not in the database),
-// while writes answer 503 with Retry-After; taking every replica out of rotation during a
+// documents in force stays ready, degraded: it keeps serving index.json, the Curupira
+// document, the home page and listings from its catalog, and downloads of the releases
+// those list (their rows are in memory; the blobs are not in the database), while writes
+// and what needs a row per request (plugin pages, older versions) answer 503 with
+// Retry-After; taking every replica out of rotation during a
 // database outage would turn all of that into errors. Without documents it is not ready
 // (indexReadiness says so).
 func (s *Server) databaseReadiness(r *readiness, err error) {

@@ -114,10 +114,13 @@ func TestDatabaseOutageServesReadsRefusesWritesAndRecovers(t *testing.T) {
 	pg.Host = proxy.addr
 	e := startReplicaEnv(t, pg.String())
 
-	if r := e.publish(adminToken, "acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "Says hello")); r.Status != http.StatusCreated {
-		t.Fatalf("publish with the database up: %d %s", r.Status, r.Body)
+	for _, v := range []string{"0.9.0", "1.0.0"} {
+		if r := e.publish(adminToken, "acme-hello-"+v+".tar.gz", pkg(t, "acme-hello", v, "Says hello")); r.Status != http.StatusCreated {
+			t.Fatalf("publish %s with the database up: %d %s", v, r.Status, r.Body)
+		}
 	}
 	before := e.get("/index.json")
+	inForce := e.get("/packages/acme-hello/acme-hello-1.0.0.tar.gz")
 
 	proxy.cut()
 	r := e.publish(adminToken, "acme-hello-1.1.0.tar.gz", pkg(t, "acme-hello", "1.1.0", "Says hello"))
@@ -135,7 +138,11 @@ func TestDatabaseOutageServesReadsRefusesWritesAndRecovers(t *testing.T) {
 			t.Errorf("GET %s with the database out of reach: %d, want 200 from memory", p, r.Status)
 		}
 	}
-	for _, p := range []string{"/plugins/acme-hello", "/packages/acme-hello/acme-hello-1.0.0.tar.gz"} { // rows read per request
+	// The release index.json lists installs from memory; an older one needs its row.
+	if r := e.get("/packages/acme-hello/acme-hello-1.0.0.tar.gz"); r.Status != http.StatusOK || !bytes.Equal(r.Body, inForce.Body) {
+		t.Errorf("GET the listed release's package with the database out of reach: %d, %d bytes; want 200 with its %d bytes", r.Status, len(r.Body), len(inForce.Body))
+	}
+	for _, p := range []string{"/plugins/acme-hello", "/packages/acme-hello/acme-hello-0.9.0.tar.gz"} { // rows read per request
 		if r := e.get(p); r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 			t.Errorf("GET %s with the database out of reach: %d Retry-After %q, want 503 with Retry-After", p, r.Status, r.Header.Get("Retry-After"))
 		}
