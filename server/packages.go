@@ -33,7 +33,7 @@ func (s *Server) handlePackage(c echo.Context) error {
 		return errf(http.StatusNotFound, "no package "+fileID)
 	}
 	rel, err := s.md.Release(c.Request().Context(), id, version)
-	if errors.Is(err, store.ErrUnavailable) {
+	if unavailable(err) {
 		// The database is out of reach: the release each listing has in force is in memory,
 		// so a host installing what index.json lists still gets it (other versions wait).
 		if it, ok := s.svc.Catalog().Item(id); ok && it.Latest != nil && it.Latest.Version == version {
