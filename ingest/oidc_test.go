@@ -23,6 +23,7 @@ import (
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/store"
+	"github.com/pluginyard/registry/store/storetest"
 	"github.com/pluginyard/registry/verify"
 )
 
@@ -146,14 +147,12 @@ func testList() *index.List {
 	}
 }
 
+// mustStore is a fresh store: SQLite in a temporary directory, or a fresh PostgreSQL
+// database with REGISTRY_TEST_DATABASE=postgres (storetest.OpenStore), which .ci/run sets
+// for a second pass of these tests.
 func mustStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
+	return storetest.OpenStore(t)
 }
 
 func newTestTP(st *store.Store, is *testIssuer, now time.Time) *TrustedPublishing {
