@@ -133,6 +133,9 @@ func HashReporter(key []byte, addr string) string {
 // reporterKey is the data directory's reporter key, read (or made) by the first report and
 // kept: a report costs no file read.
 func (s *Service) reporterKey() ([]byte, error) {
+	if len(s.cfg.ReporterKey) > 0 {
+		return s.cfg.ReporterKey, nil
+	}
 	if k := s.reportKey.Load(); k != nil {
 		return *k, nil
 	}
@@ -170,6 +173,17 @@ func LoadReportKey(dir string) ([]byte, error) {
 		return nil, storageErr("install the report key", err)
 	}
 	return readReportKey(path)
+}
+
+// ReadReportKey reads a reporter key file an operator made (serve --reporter-key), which
+// must exist: replicas given the same file hash reporters alike, where a key made per
+// replica would not.
+func ReadReportKey(path string) ([]byte, error) {
+	key, err := readReportKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reporter key %s does not exist: make one with `openssl rand -hex 32 > %s` (mode 0600) and give every replica that file", path, path)
+	}
+	return key, err
 }
 
 func readReportKey(path string) ([]byte, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -259,5 +260,42 @@ func TestActionedReportsLeaveOutNone(t *testing.T) {
 	}
 	if shown, err := s.ActionedReports(ctx, "acme-hello"); err != nil || len(shown) != 0 {
 		t.Errorf("a report resolved with no action is shown: %+v, %v", shown, err)
+	}
+}
+
+// Replicas given one reporter key (serve --reporter-key) hash a reporter alike, so the one
+// open report per reporter and package holds across them: a second service over the same
+// store, with the same key, refuses that reporter's second report. No key file is made.
+func TestReporterKeyIsShared(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "reporter.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key, err := ReadReportKey(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newPublishService(t, publishList(), Config{ReporterKey: key})
+	publishOK(t, a, "acme-hello", "1.0.0", "Says hello")
+	b := New(a.store, publishList(), Config{ReporterKey: key}, discard())
+	if err := b.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	in := ReportInput{PackageID: "acme-hello", Kind: "other", Reason: "odd", Reporter: "ip:198.51.100.77"}
+	r, err := a.SubmitReport(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ReporterHash != HashReporter(key, in.Reporter) {
+		t.Errorf("reporter hash %q is not the hash under the configured key", r.ReporterHash)
+	}
+	if _, err := b.SubmitReport(context.Background(), in); !slices.Equal(rulesOf(err), []string{"report.duplicate"}) {
+		t.Errorf("the same reporter's second open report through another replica: %v, want report.duplicate", err)
+	}
+	if _, err := os.Stat(filepath.Join(a.store.Dir(), ReportKeyFile)); !os.IsNotExist(err) {
+		t.Errorf("a key file was made in the data directory beside the configured key: %v", err)
+	}
+	if _, err := ReadReportKey(filepath.Join(t.TempDir(), "absent.key")); err == nil || !strings.Contains(err.Error(), "openssl rand -hex 32") {
+		t.Errorf("a missing key file: %v, want an error saying how to make one", err)
 	}
 }

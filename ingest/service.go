@@ -74,6 +74,11 @@ type Config struct {
 	// blob valid this long (serve --blobs-redirect) when Blobs is a BlobSigner (S3); a
 	// folder's downloads are streamed whatever it says.
 	BlobRedirect time.Duration
+	// ReporterKey is the key reporters' addresses are hashed under (serve --reporter-key,
+	// read by ReadReportKey); replicas sharing a database need the same one, or the one
+	// open report per reporter and package would hold per replica only. Nil:
+	// DATA/reporter.key, made by the first report.
+	ReporterKey []byte
 }
 
 // Actor is who asks: resolved from a token by the caller.

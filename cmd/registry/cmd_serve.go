@@ -226,6 +226,13 @@ func startIndex(ctx context.Context, c *cli, svc *ingest.Service, log *slog.Logg
 func ingestConfig(cfg Config) (ingest.Config, error) {
 	ic := ingest.Config{PublicURL: cfg.PublicURL, SourceName: cfg.SiteName, Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits(),
 		HostCaps: cfg.hostCaps, MaxIndexBytes: int(cfg.MaxIndexBytes), Policy: index.Policy{Order: cfg.IndexOrder}}
+	if cfg.ReporterKey != "" {
+		key, err := ingest.ReadReportKey(cfg.ReporterKey)
+		if err != nil {
+			return ic, fmt.Errorf("--reporter-key: %w", err)
+		}
+		ic.ReporterKey = key
+	}
 	if cfg.SigstoreTrustedRoot != "" {
 		tm, err := signature.LoadTrustedRoot(cfg.SigstoreTrustedRoot)
 		if err != nil {

@@ -64,6 +64,9 @@ type Config struct {
 	// LogKey is the transparency log's private key (PRIVATE+KEY+…) or the file holding
 	// it; empty means DataDir/log.key, generated on first start.
 	LogKey string
+	// ReporterKey is the file of the key report reporters are hashed under; empty means
+	// DataDir/reporter.key, made by the first report.
+	ReporterKey string
 
 	// Rate limits in requests per minute per client (IP, and token where one is sent);
 	// 0 turns a class off.
@@ -111,6 +114,7 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.bool(&cfg.BlobsRedirect, "blobs-redirect", "REGISTRY_BLOBS_REDIRECT", redirectUsage)
 	b.str(&cfg.PluginsPath, "plugins", "REGISTRY_PLUGINS", "./plugins.yaml", "curated list")
 	b.str(&cfg.LogKey, "log-key", "REGISTRY_LOG_KEY", "", "transparency log signing key: the key itself or a file holding it; default DATA/log.key, generated on first start")
+	b.str(&cfg.ReporterKey, "reporter-key", "REGISTRY_REPORTER_KEY", "", "file of the key reporters' addresses are hashed under (64 hex digits; the same on every replica); default DATA/reporter.key, made by the first report")
 	b.url(&cfg.PublicURL, "public-url", "REGISTRY_PUBLIC_URL", "", "https://plugins.example.com", "", "base of every absolute URL emitted; default http://<addr>")
 	b.int64(&cfg.MaxBodyBytes, "max-body", "REGISTRY_MAX_BODY", 100<<20, 1<<20,
 		"a whole number of bytes, at least 1048576 (1 MiB), such as 104857600", "publish upload limit in bytes")
