@@ -274,7 +274,7 @@ func (r *result) measureBaseline(ctx context.Context, o options, dir string, q *
 			r.fail("baseline", err)
 			continue
 		}
-		if *b.dst == nil || s.rps() > (*b.dst).rps() {
+		if *b.dst == nil || s.Rate() > (*b.dst).Rate() {
 			better = better || *b.dst != nil
 			*b.dst = s
 		}

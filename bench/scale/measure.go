@@ -108,9 +108,9 @@ func (r *result) measureReaders(ctx context.Context, o options, srv *server, q *
 			if pubCtx.Err() != nil {
 				break
 			}
-			pub.add(time.Since(s), n, err)
+			pub.Add(time.Since(s), n, err)
 		}
-		pub.elapsed = time.Since(t0)
+		pub.Elapsed = time.Since(t0)
 	})
 	time.Sleep(200 * time.Millisecond) // the publisher's first request is in flight
 	r.readersPub = run(ctx, o.readers, 1<<30, o.duration, reader)
@@ -118,12 +118,12 @@ func (r *result) measureReaders(ctx context.Context, o options, srv *server, q *
 	// at a fixed rate, measured from when it was due): readers that do not saturate the two
 	// cores, so the ratio shows what the publisher does to a reader's latency rather than how
 	// much CPU it takes from readers that want all of it.
-	rate := max(1, r.readers.rps()/4)
+	rate := max(1, r.readers.Rate()/4)
 	open := newClient(64, false)
 	defer open.CloseIdleConnections()
 	rateReader := func(ctx context.Context) (int64, error) { return get(ctx, open, srv.url+"/index.json", false) }
 	r.readersPubRate = runRate(ctx, rate, o.duration, rateReader)
-	busy := pubCtx.Err() == nil && pub.n < int64(o.readerPubs) // still publishing when the readers stopped
+	busy := pubCtx.Err() == nil && pub.N < int64(o.readerPubs) // still publishing when the readers stopped
 	stopPub()
 	wg.Wait()
 	r.pubDuringReaders = pub
@@ -195,8 +195,8 @@ func (r *result) measurePages(ctx context.Context, o options, srv *server, c *ht
 		})
 		r.pages = append(r.pages, p)
 		size := int64(0)
-		if p.s.n > 0 {
-			size = p.s.bytes / p.s.n
+		if p.s.N > 0 {
+			size = p.s.Bytes / p.s.N
 		}
 		fmt.Fprintf(out, "page %-20s %-28s %s, %d bytes\n", p.name, p.path, p.s, size)
 	}
@@ -241,11 +241,11 @@ func (r *result) measureGzip(ctx context.Context, o options, dir string, srv *se
 		rd.ngx = load(ng.URL + "/index.json")
 		fmt.Fprintf(out, "index.json gzip, nginx %s gzip_static (same bytes): %s\n", ng.Version, rd.ngx)
 		if o.gzipRounds > 1 {
-			fmt.Fprintf(out, "gzip round %d: registry/nginx %s\n", k+1, ratio(rd.reg.rps(), rd.ngx.rps()))
+			fmt.Fprintf(out, "gzip round %d: registry/nginx %s\n", k+1, ratio(rd.reg.Rate(), rd.ngx.Rate()))
 		}
 		rounds = append(rounds, rd)
 	}
-	ratioOf := func(rd round) float64 { return rd.reg.rps() / max(rd.ngx.rps(), 1e-9) }
+	ratioOf := func(rd round) float64 { return rd.reg.Rate() / max(rd.ngx.Rate(), 1e-9) }
 	slices.SortFunc(rounds, func(a, b round) int { return cmp.Compare(ratioOf(a), ratioOf(b)) })
 	med := rounds[len(rounds)/2]
 	r.gzipReg, r.gzipNginx = med.reg, med.ngx

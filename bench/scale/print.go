@@ -22,17 +22,17 @@ func ratio(a, b float64) string {
 }
 
 func msOr(s *stats, p float64) string {
-	if s == nil || s.n == 0 {
+	if s == nil || s.N == 0 {
 		return "–"
 	}
-	return ms(s.pct(p))
+	return ms(s.Pct(p))
 }
 
 func rps(s *stats) float64 {
 	if s == nil {
 		return 0
 	}
-	return s.rps()
+	return s.Rate()
 }
 
 // seedPerK is the seeding time per 1,000 packages over the first and the last interval
@@ -104,14 +104,14 @@ func printSummary(out io.Writer, z zero, all []*result) {
 		if r.pub1 == nil || first.pub1 == nil {
 			return "–"
 		}
-		return ratio(float64(r.pub1.pct(.5)), float64(first.pub1.pct(.5)))
+		return ratio(float64(r.pub1.Pct(.5)), float64(first.pub1.Pct(.5)))
 	})
 	row("index.json readers p99: alone / with a publisher", func(r *result) string { return msOr(r.readers, .99) + " / " + msOr(r.readersPub, .99) })
 	row("**readers' p99 with/without a publisher** (target ≤ 1.2×)", func(r *result) string {
 		if r.readers == nil || r.readersPub == nil {
 			return "–"
 		}
-		return ratio(float64(r.readersPub.pct(.99)), float64(r.readers.pct(.99)))
+		return ratio(float64(r.readersPub.Pct(.99)), float64(r.readers.Pct(.99)))
 	})
 	row("index.json readers at ¼ of that rate, open loop, p99: alone / with a publisher", func(r *result) string {
 		return msOr(r.readersRate, .99) + " / " + msOr(r.readersPubRate, .99)
@@ -120,13 +120,13 @@ func printSummary(out io.Writer, z zero, all []*result) {
 		if r.readersRate == nil || r.readersPubRate == nil {
 			return "–"
 		}
-		return ratio(float64(r.readersPubRate.pct(.99)), float64(r.readersRate.pct(.99)))
+		return ratio(float64(r.readersPubRate.Pct(.99)), float64(r.readersRate.Pct(.99)))
 	})
 	row("publishes during the readers phase", func(r *result) string {
 		if r.pubDuringReaders == nil {
 			return "–"
 		}
-		return fmt.Sprintf("%d (p50 %s)", r.pubDuringReaders.n, msOr(r.pubDuringReaders, .5))
+		return fmt.Sprintf("%d (p50 %s)", r.pubDuringReaders.N, msOr(r.pubDuringReaders, .5))
 	})
 	for k, p := range pages() {
 		row("page "+p.name+" p50 / p99", func(r *result) string {
@@ -135,8 +135,8 @@ func printSummary(out io.Writer, z zero, all []*result) {
 			}
 			s := r.pages[k].s
 			size := int64(0)
-			if s.n > 0 {
-				size = s.bytes / s.n
+			if s.N > 0 {
+				size = s.Bytes / s.N
 			}
 			return fmt.Sprintf("%s / %s (%d KB)", msOr(s, .5), msOr(s, .99), size>>10)
 		})
@@ -145,7 +145,7 @@ func printSummary(out io.Writer, z zero, all []*result) {
 		var worst time.Duration
 		name := "–"
 		for _, p := range r.pages[min(1, len(r.pages)):] {
-			if d := p.s.pct(.99); d > worst {
+			if d := p.s.Pct(.99); d > worst {
 				worst, name = d, p.name
 			}
 		}

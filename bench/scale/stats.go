@@ -5,68 +5,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	benchstats "github.com/pluginyard/registry/bench/internal/stats"
 )
 
 // stats is what one kind of request measured.
-type stats struct {
-	n, errs  int64
-	bytes    int64
-	lat      []time.Duration
-	elapsed  time.Duration
-	firstErr string
-}
+type stats = benchstats.Stats
 
-func (s *stats) rps() float64 {
-	if s.elapsed <= 0 {
-		return 0
-	}
-	return float64(s.n-s.errs) / s.elapsed.Seconds()
-}
-
-func (s *stats) pct(p float64) time.Duration {
-	if len(s.lat) == 0 {
-		return 0
-	}
-	slices.Sort(s.lat)
-	return s.lat[min(len(s.lat)-1, int(float64(len(s.lat))*p))]
-}
-
-func (s *stats) add(took time.Duration, n int64, err error) {
-	s.n++
-	s.lat = append(s.lat, took)
-	s.bytes += n
-	if err != nil {
-		s.errs++
-		if s.firstErr == "" {
-			s.firstErr = err.Error()
-		}
-	}
-}
-
-func (s *stats) merge(o *stats) {
-	s.n += o.n
-	s.errs += o.errs
-	s.bytes += o.bytes
-	s.lat = append(s.lat, o.lat...)
-	if s.firstErr == "" {
-		s.firstErr = o.firstErr
-	}
-}
-
-// String is "N ok, R/s, p50 X, p99 Y" with the first error if any.
-func (s *stats) String() string {
-	out := fmt.Sprintf("%d req, %.1f/s, p50 %s, p99 %s", s.n, s.rps(), ms(s.pct(0.5)), ms(s.pct(0.99)))
-	if s.errs > 0 {
-		out += fmt.Sprintf(", %d errors (first: %.200s)", s.errs, s.firstErr)
-	}
-	return out
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+func ms(d time.Duration) string { return benchstats.Ms(d) }
 
 // run calls op from workers goroutines until count calls or the duration, and merges what
 // they measured. op returns the bytes it moved and an error for a failed call.
@@ -93,15 +42,15 @@ func run(ctx context.Context, workers, count int, d time.Duration, op func(ctx c
 				if ctx.Err() != nil {
 					break // cut off by the time bound
 				}
-				mine.add(time.Since(t0), n, err)
+				mine.Add(time.Since(t0), n, err)
 			}
 			mu.Lock()
-			all.merge(mine)
+			all.Merge(mine)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	all.elapsed = time.Since(start)
+	all.Elapsed = time.Since(start)
 	return all
 }
 
@@ -136,12 +85,12 @@ func runRate(ctx context.Context, rate float64, d time.Duration, op func(ctx con
 				return // cut off by the time bound
 			}
 			mu.Lock()
-			all.add(time.Since(due), n, err)
+			all.Add(time.Since(due), n, err)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	all.elapsed = time.Since(start)
+	all.Elapsed = time.Since(start)
 	return all
 }
 
