@@ -1,15 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/pluginyard/registry/bench/internal/stats"
 	"github.com/pluginyard/registry/test/replicas"
 )
 
@@ -17,47 +18,7 @@ import (
 const maxReads = 2_000_000
 
 // latencies are one kind of request's measurements.
-type latencies struct {
-	n, errs  int64
-	lat      []time.Duration
-	elapsed  time.Duration
-	firstErr string
-}
-
-func (l *latencies) rate() float64 {
-	if l.elapsed <= 0 {
-		return 0
-	}
-	return float64(l.n-l.errs) / l.elapsed.Seconds()
-}
-
-func (l *latencies) pct(p float64) time.Duration {
-	if len(l.lat) == 0 {
-		return 0
-	}
-	slices.Sort(l.lat)
-	return l.lat[min(len(l.lat)-1, int(float64(len(l.lat))*p))]
-}
-
-func (l *latencies) merge(o *latencies) {
-	l.n += o.n
-	l.errs += o.errs
-	l.lat = append(l.lat, o.lat...)
-	if l.firstErr == "" {
-		l.firstErr = o.firstErr
-	}
-}
-
-func (l *latencies) record(took time.Duration, err error) {
-	l.n++
-	l.lat = append(l.lat, took)
-	if err != nil {
-		l.errs++
-		if l.firstErr == "" {
-			l.firstErr = err.Error()
-		}
-	}
-}
+type latencies = stats.Stats
 
 // readerClient is the readers' transport: keep-alive, one connection per reader.
 func readerClient(n int) *http.Client {
@@ -88,15 +49,15 @@ func readPhase(ctx context.Context, urls []string, o options, stop <-chan struct
 				if ctx.Err() != nil {
 					break // cut short by the phase's end: not a measurement
 				}
-				mine.record(time.Since(began), err)
+				mine.Add(time.Since(began), 0, err)
 			}
 			mu.Lock()
-			total.merge(mine)
+			total.Merge(mine)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	total.elapsed = time.Since(start)
+	total.Elapsed = time.Since(start)
 	return total
 }
 
@@ -158,28 +119,21 @@ func publishPhase(ctx context.Context, urls []string, o options, pkgs [][]replic
 				if err == nil && a.Status != http.StatusCreated {
 					err = fmt.Errorf("publish %s@%s: %s", pkg.ID, pkg.Version, a)
 				}
-				mine.record(time.Since(began), err)
+				mine.Add(time.Since(began), 0, err)
 			}
 			if ctx.Err() == nil {
 				ranOut.Store(true)
 			}
 			mu.Lock()
-			out.merge(mine)
+			out.Merge(mine)
 			mu.Unlock()
 		})
 	}
 	reads = readPhase(ctx, urls, o, nil)
 	wg.Wait()
-	out.elapsed = time.Since(start)
+	out.Elapsed = time.Since(start)
 	if ranOut.Load() {
-		out.firstErr = cmpOr(out.firstErr, "the publishers ran out of prepared packages before the phase ended (raise -max-publishes)")
+		out.FirstErr = cmp.Or(out.FirstErr, "the publishers ran out of prepared packages before the phase ended (raise -max-publishes)")
 	}
 	return reads, out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

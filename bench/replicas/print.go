@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -20,8 +21,8 @@ func pooled(rounds []result) result {
 	out := result{setup: rounds[0].setup, readsAlone: &latencies{}, readsPublishing: &latencies{}, publish: &latencies{}}
 	for _, r := range rounds {
 		for _, p := range []struct{ to, from *latencies }{{out.readsAlone, r.readsAlone}, {out.readsPublishing, r.readsPublishing}, {out.publish, r.publish}} {
-			p.to.merge(p.from)
-			p.to.elapsed += p.from.elapsed
+			p.to.Merge(p.from)
+			p.to.Elapsed += p.from.Elapsed
 		}
 	}
 	return out
@@ -29,9 +30,9 @@ func pooled(rounds []result) result {
 
 func (r result) summary() string {
 	return fmt.Sprintf("index.json %.0f req/s (p99 %s); publishing %.1f/s (p50 %s, p99 %s, %d errors%s) with readers at %.0f req/s, p99 %s (%d errors%s)",
-		r.readsAlone.rate(), ms(r.readsAlone.pct(0.99)),
-		r.publish.rate(), ms(r.publish.pct(0.50)), ms(r.publish.pct(0.99)), r.publish.errs, note(r.publish.firstErr),
-		r.readsPublishing.rate(), ms(r.readsPublishing.pct(0.99)), r.readsPublishing.errs+r.readsAlone.errs, note(cmpOr(r.readsAlone.firstErr, r.readsPublishing.firstErr)))
+		r.readsAlone.Rate(), ms(r.readsAlone.Pct(0.99)),
+		r.publish.Rate(), ms(r.publish.Pct(0.50)), ms(r.publish.Pct(0.99)), r.publish.Errs, note(r.publish.FirstErr),
+		r.readsPublishing.Rate(), ms(r.readsPublishing.Pct(0.99)), r.readsPublishing.Errs+r.readsAlone.Errs, note(cmp.Or(r.readsAlone.FirstErr, r.readsPublishing.FirstErr)))
 }
 
 func note(s string) string {
@@ -52,12 +53,12 @@ func printTable(out io.Writer, o options, results []result) {
 	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
 		fmt.Fprintf(out, "| %s | %.1f | %.2f | %s / %s | %.0f | %.2f | %s | %s | %.2f | %d |\n", r.setup.name,
-			r.publish.rate(), ratio(r.publish.rate(), base.publish.rate()),
-			ms(r.publish.pct(0.50)), ms(r.publish.pct(0.99)),
-			r.readsAlone.rate(), ratio(r.readsAlone.rate(), base.readsAlone.rate()),
-			ms(r.readsAlone.pct(0.99)), ms(r.readsPublishing.pct(0.99)),
-			ratio(float64(r.readsPublishing.pct(0.99)), float64(base.readsPublishing.pct(0.99))),
-			r.publish.errs+r.readsAlone.errs+r.readsPublishing.errs)
+			r.publish.Rate(), ratio(r.publish.Rate(), base.publish.Rate()),
+			ms(r.publish.Pct(0.50)), ms(r.publish.Pct(0.99)),
+			r.readsAlone.Rate(), ratio(r.readsAlone.Rate(), base.readsAlone.Rate()),
+			ms(r.readsAlone.Pct(0.99)), ms(r.readsPublishing.Pct(0.99)),
+			ratio(float64(r.readsPublishing.Pct(0.99)), float64(base.readsPublishing.Pct(0.99))),
+			r.publish.Errs+r.readsAlone.Errs+r.readsPublishing.Errs)
 	}
 }
 
