@@ -181,7 +181,7 @@ func copyDialectOf(database string) (copyDialect, error) {
 	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
 		return copyPostgres, nil
 	}
-	return 0, fmt.Errorf("store: copy: database %q: expected sqlite:PATH or postgres://…", redactURL(database))
+	return 0, fmt.Errorf("store: copy: database %q: expected sqlite:PATH or postgres://…", hidePassword(database))
 }
 
 // copyIdentity names a database for the checkpoint and the same-database guard: the SQLite
@@ -195,22 +195,13 @@ func copyIdentity(database string) string {
 	}
 	u, err := url.Parse(database)
 	if err != nil {
-		return redactURL(database)
+		return database // as written: OpenURL refuses it before anything is copied
 	}
 	port := u.Port()
 	if port == "" {
 		port = "5432"
 	}
 	return "postgres://" + u.Hostname() + ":" + port + u.Path
-}
-
-// redactURL drops a URL's password, for messages.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	return u.Redacted()
 }
 
 func (c *copier) open(ctx context.Context) error {
@@ -259,7 +250,7 @@ func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, copyDial
 	}
 	st, err := copyOpenStore(ctx, end.Database, end.DataDir)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: copy: open %s: %w", redactURL(end.Database), err)
+		return nil, 0, fmt.Errorf("store: copy: open %s: %w", hidePassword(end.Database), err)
 	}
 	if err := st.Close(); err != nil {
 		return nil, 0, err
@@ -279,7 +270,7 @@ func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, copyDial
 		err = db.PingContext(ctx)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: copy: connect to %s: %w", redactURL(end.Database), err)
+		return nil, 0, fmt.Errorf("store: copy: connect to %s: %w", hidePassword(end.Database), err)
 	}
 	if d == copySQLite && write {
 		db.SetMaxOpenConns(1) // one writer, as the store has
@@ -396,7 +387,7 @@ func copyOpenStore(ctx context.Context, database, dataDir string) (*Store, error
 		database = "sqlite:" + file
 	}
 	if dataDir == "" {
-		return nil, fmt.Errorf("store: copy: %s: no local data directory given", redactURL(database))
+		return nil, fmt.Errorf("store: copy: %s: no local data directory given", hidePassword(database))
 	}
 	return OpenURL(ctx, database, dataDir)
 }

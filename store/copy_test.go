@@ -259,6 +259,17 @@ func TestCopyRefusesSameDatabase(t *testing.T) {
 	}
 }
 
+// TestCopyHidesPassword: a destination URL the copy cannot open (its port is not a number)
+// is named in the error without its password.
+func TestCopyHidesPassword(t *testing.T) {
+	from := openSQLiteEnd(t)
+	to := store.CopyEnd{Database: "postgres://reg:s3cret@db.invalid:port/registry", DataDir: t.TempDir(), Blobs: from.blobs}
+	_, err := store.Copy(context.Background(), from.end(), to, store.CopyOptions{})
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("Copy to an unparsable URL: %v, want a refusal without the password", err)
+	}
+}
+
 // dropBlobs is a destination blob store that loses what it is given.
 type dropBlobs struct{ store.CopyBlobs }
 
