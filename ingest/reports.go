@@ -95,20 +95,17 @@ func (s *Service) SubmitReport(ctx context.Context, in ReportInput) (*store.Repo
 // reportProblems is every problem of a report's fields.
 func reportProblems(in ReportInput) problem.List {
 	var out problem.List
-	add := func(rule, path, format string, args ...any) {
-		out = append(out, problem.Problem{Rule: rule, Path: path, Severity: problem.Error, Message: fmt.Sprintf(format, args...)})
-	}
 	if !slices.Contains(ReportKinds, in.Kind) {
-		add("report.kind", "kind", "kind is %q: expected one of %s", quoteShort(in.Kind), strings.Join(ReportKinds, ", "))
+		out.Errorf("report.kind", "kind", "kind is %q: expected one of %s", quoteShort(in.Kind), strings.Join(ReportKinds, ", "))
 	}
 	switch reason := strings.TrimSpace(in.Reason); {
 	case reason == "":
-		add("report.reason.missing", "reason", "reason is empty: say what is wrong (what the package does, which version, how to see it)")
+		out.Errorf("report.reason.missing", "reason", "reason is empty: say what is wrong (what the package does, which version, how to see it)")
 	case len(in.Reason) > MaxReportReason:
-		add("report.reason.length", "reason", "reason is %d bytes: the limit is %d (4 KiB); shorten it and link to details instead", len(in.Reason), MaxReportReason)
+		out.Errorf("report.reason.length", "reason", "reason is %d bytes: the limit is %d (4 KiB); shorten it and link to details instead", len(in.Reason), MaxReportReason)
 	default:
 		if p := manifest.TextProblem(in.Reason, true); p != "" {
-			add("report.reason.text", "reason", "reason holds %s: write plain text (newlines and tabs are fine)", p)
+			out.Errorf("report.reason.text", "reason", "reason holds %s: write plain text (newlines and tabs are fine)", p)
 		}
 	}
 	return out
@@ -257,21 +254,18 @@ func ResolveReport(ctx context.Context, st ReportStore, actor string, id int64, 
 
 func resolutionProblems(text, action string) problem.List {
 	var out problem.List
-	add := func(rule, path, format string, args ...any) {
-		out = append(out, problem.Problem{Rule: rule, Path: path, Severity: problem.Error, Message: fmt.Sprintf(format, args...)})
-	}
 	switch {
 	case strings.TrimSpace(text) == "":
-		add("report.resolution.missing", "resolution", "resolution is empty: say what was found and done; it is shown on the package page when it led to an action")
+		out.Errorf("report.resolution.missing", "resolution", "resolution is empty: say what was found and done; it is shown on the package page when it led to an action")
 	case len(text) > MaxResolution:
-		add("report.resolution.length", "resolution", "resolution is %d bytes: the limit is %d (1 KiB); shorten it", len(text), MaxResolution)
+		out.Errorf("report.resolution.length", "resolution", "resolution is %d bytes: the limit is %d (1 KiB); shorten it", len(text), MaxResolution)
 	default:
 		if p := manifest.TextProblem(text, false); p != "" {
-			add("report.resolution.text", "resolution", "resolution holds %s: write one line of plain text", p)
+			out.Errorf("report.resolution.text", "resolution", "resolution holds %s: write one line of plain text", p)
 		}
 	}
 	if !slices.Contains(ReportActions, action) {
-		add("report.action", "action", "action is %q: expected one of %s", quoteShort(action), strings.Join(ReportActions, ", "))
+		out.Errorf("report.action", "action", "action is %q: expected one of %s", quoteShort(action), strings.Join(ReportActions, ", "))
 	}
 	return out
 }
