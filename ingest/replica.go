@@ -43,6 +43,7 @@ type ReplicaOptions struct {
 // contend for: one process owns the file).
 type replicaStore interface {
 	Changes(ctx context.Context, since int64, limit int) (*store.ChangePage, error)
+	FeedSerials(ctx context.Context) (serial, completeSince int64, err error)
 	Documents(ctx context.Context, serial int64) ([]store.StoredDocument, error)
 	PutDocuments(ctx context.Context, docs []store.StoredDocument) (bool, error)
 	TryBuildLock(ctx context.Context, serial int64) (release func(), ok bool, err error)
@@ -156,7 +157,9 @@ func (s *Service) FollowOnce(ctx context.Context) bool {
 	if !r.on.Load() {
 		return false
 	}
-	page, err := r.st.Changes(ctx, r.applied.Load(), 1)
+	// Only the serial is needed here: one read of it, not a page of the feed in a
+	// transaction; feedCatchUp reads the changes when there are some.
+	serial, _, err := r.st.FeedSerials(ctx)
 	if err != nil {
 		if r.feedErr.Load() == nil {
 			s.log.Warn("replica: the change feed cannot be read; serving the documents in force", "serial", r.applied.Load(), "err", err)
@@ -167,8 +170,8 @@ func (s *Service) FollowOnce(ctx context.Context) bool {
 	if f := r.feedErr.Swap(nil); f != nil {
 		s.log.Info("replica: the change feed is read again", "down_for", s.now().Sub(f.since).String())
 	}
-	if page.Serial > r.applied.Load() {
-		s.refreshPackages(fmt.Sprintf("the changes up to serial %d", page.Serial), []string{}, false)
+	if serial > r.applied.Load() {
+		s.refreshPackages(fmt.Sprintf("the changes up to serial %d", serial), []string{}, false)
 	}
 	return true
 }
