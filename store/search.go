@@ -97,11 +97,8 @@ func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		rowids := make([]int64, len(docs))
 		for i, d := range docs {
-			old, err := searchRowid(ctx, tx, dl, d.ID)
+			old, err := deleteSearchID(ctx, tx, dl, d.ID)
 			if err != nil {
-				return err
-			}
-			if err := deleteSearchRows(ctx, tx, dl, []string{d.ID}); err != nil {
 				return err
 			}
 			if lo, hi := kindBand(d.Kind); old >= lo && old < hi {
@@ -173,27 +170,35 @@ func insertSearchRows(ctx context.Context, tx *sql.Tx, dl searchSQL, docs []Sear
 	return dl.insert(ctx, tx, docs, rowids)
 }
 
-// deleteSearchRows deletes the rows whose id is one of ids, each found by searchRowid (a
-// lookup, not a scan of the catalogue). Its keys go with it.
+// deleteSearchRows deletes the rows whose id is one of ids (deleteSearchID).
 func deleteSearchRows(ctx context.Context, tx *sql.Tx, dl searchSQL, ids []string) error {
 	for _, id := range ids {
-		for {
-			rowid, err := searchRowid(ctx, tx, dl, id)
-			if err != nil || rowid == 0 {
-				if err != nil {
-					return err
-				}
-				break
-			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM search WHERE rowid = ?", rowid); err != nil {
-				return fmt.Errorf("store: search delete %s: %w", id, err)
-			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM search_keys WHERE search_rowid = ?", rowid); err != nil {
-				return fmt.Errorf("store: search keys delete %s: %w", id, err)
-			}
+		if _, err := deleteSearchID(ctx, tx, dl, id); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// deleteSearchID deletes every row of id, each found by searchRowid (a lookup, not a scan
+// of the catalogue), and its keys; it returns the rowid of the first it deleted, 0 when id
+// had no row.
+func deleteSearchID(ctx context.Context, tx *sql.Tx, dl searchSQL, id string) (first int64, err error) {
+	for {
+		rowid, err := searchRowid(ctx, tx, dl, id)
+		if err != nil || rowid == 0 {
+			return first, err
+		}
+		if first == 0 {
+			first = rowid
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM search WHERE rowid = ?", rowid); err != nil {
+			return 0, fmt.Errorf("store: search delete %s: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM search_keys WHERE search_rowid = ?", rowid); err != nil {
+			return 0, fmt.Errorf("store: search keys delete %s: %w", id, err)
+		}
+	}
 }
 
 // searchWhere is the WHERE condition of a search q without text (its kind and category)
