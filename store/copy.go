@@ -88,8 +88,8 @@ type TableReport struct {
 type copier struct {
 	opt      CopyOptions
 	src, dst *sql.DB
-	srcD     copyDialect
-	dstD     copyDialect
+	srcD     Dialect
+	dstD     Dialect
 	read     *sql.Tx // the source, read in one snapshot
 	from, to CopyEnd
 	report   CopyReport
@@ -174,12 +174,9 @@ func CopyDatabaseFile(database string) (string, bool) {
 	return path, true
 }
 
-func copyDialectOf(database string) (copyDialect, error) {
-	switch {
-	case strings.HasPrefix(database, "sqlite:"):
-		return copySQLite, nil
-	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
-		return copyPostgres, nil
+func copyDialectOf(database string) (Dialect, error) {
+	if d, ok := dialectOf(database); ok {
+		return d, nil
 	}
 	return 0, fmt.Errorf("store: copy: database %q: expected sqlite:PATH or postgres://…", hidePassword(database))
 }
@@ -217,7 +214,7 @@ func (c *copier) open(ctx context.Context) error {
 		return err
 	}
 	opts := &sql.TxOptions{}
-	if c.srcD == copyPostgres {
+	if c.srcD == Postgres {
 		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	}
 	if c.read, err = c.src.BeginTx(ctx, opts); err != nil {
@@ -238,7 +235,7 @@ func (c *copier) close() {
 // openCopyDB brings end's schema up to date through the store (its migrations, as any
 // command opening it would) and returns a plain connection pool on it: SQLite's source
 // read-only, its destination one writer.
-func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, copyDialect, error) {
+func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, Dialect, error) {
 	d, err := copyDialectOf(end.Database)
 	if err != nil {
 		return nil, 0, err
@@ -256,7 +253,7 @@ func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, copyDial
 		return nil, 0, err
 	}
 	var db *sql.DB
-	if d == copyPostgres {
+	if d == Postgres {
 		db, err = sql.Open("pgx", end.Database)
 	} else {
 		file, _ := CopyDatabaseFile(end.Database)
@@ -272,7 +269,7 @@ func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, copyDial
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: copy: connect to %s: %w", hidePassword(end.Database), err)
 	}
-	if d == copySQLite && write {
+	if d == SQLite && write {
 		db.SetMaxOpenConns(1) // one writer, as the store has
 	}
 	return db, d, nil

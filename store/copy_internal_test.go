@@ -26,7 +26,7 @@ func realPlan(t *testing.T) []*copyTable {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	schema, err := readSchema(ctx, db, copySQLite)
+	schema, err := readSchema(ctx, db, SQLite)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func keyIndexes(t *copyTable) []int {
 }
 
 // selectBatch reads up to limit rows of t after key (nil: from the start), in key order.
-func selectBatch(ctx context.Context, q schemaReader, d copyDialect, t *copyTable, after []any, limit int, where string) (*sql.Rows, error) {
+func selectBatch(ctx context.Context, q schemaReader, d Dialect, t *copyTable, after []any, limit int, where string) (*sql.Rows, error) {
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = quoteIdent(c)

@@ -6,32 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 )
-
-// copyDialect is the SQL spelling of one side of a copy.
-type copyDialect int
-
-const (
-	copySQLite copyDialect = iota
-	copyPostgres
-)
-
-func (d copyDialect) String() string {
-	if d == copyPostgres {
-		return "postgres"
-	}
-	return "sqlite"
-}
-
-// param is the i-th (0-based) bind parameter.
-func (d copyDialect) param(i int) string {
-	if d == copyPostgres {
-		return "$" + strconv.Itoa(i+1)
-	}
-	return "?"
-}
 
 // quoteIdent quotes a table or column name; both dialects take SQL's double quotes.
 func quoteIdent(name string) string {
@@ -73,7 +49,7 @@ type schemaReader interface {
 }
 
 // readSchema returns every base table of db (virtual and shadow tables excluded) by name.
-func readSchema(ctx context.Context, db schemaReader, d copyDialect) (map[string]*copyTable, error) {
+func readSchema(ctx context.Context, db schemaReader, d Dialect) (map[string]*copyTable, error) {
 	names, err := tableNames(ctx, db, d)
 	if err != nil {
 		return nil, err
@@ -89,19 +65,19 @@ func readSchema(ctx context.Context, db schemaReader, d copyDialect) (map[string
 	return out, nil
 }
 
-func tableNames(ctx context.Context, db schemaReader, d copyDialect) ([]string, error) {
+func tableNames(ctx context.Context, db schemaReader, d Dialect) ([]string, error) {
 	q := `SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
-	if d == copyPostgres {
+	if d == Postgres {
 		q = `SELECT table_name FROM information_schema.tables
 			WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`
 	}
 	return queryStrings(ctx, db, q)
 }
 
-func describeTable(ctx context.Context, db schemaReader, d copyDialect, name string) (*copyTable, error) {
+func describeTable(ctx context.Context, db schemaReader, d Dialect, name string) (*copyTable, error) {
 	t := &copyTable{Name: name}
 	var err error
-	if d == copyPostgres {
+	if d == Postgres {
 		err = describePostgres(ctx, db, t)
 	} else {
 		err = describeSQLite(ctx, db, t)

@@ -230,7 +230,7 @@ func (c *copier) rowAt(ctx context.Context, tx *sql.Tx, q string, t *copyTable, 
 // resetSequences sets each PostgreSQL identity (or serial) sequence of t past its largest
 // copied value, so that the next row the registry inserts takes a fresh id.
 func (c *copier) resetSequences(ctx context.Context, t *copyTable) error {
-	if c.dstD != copyPostgres {
+	if c.dstD != Postgres {
 		return nil // SQLite's INTEGER PRIMARY KEY takes max(rowid)+1 by itself
 	}
 	for _, col := range t.Identity {

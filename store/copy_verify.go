@@ -38,7 +38,7 @@ type tableSum struct {
 }
 
 // sumTable reads every row of t (meta without the copy's checkpoints).
-func sumTable(ctx context.Context, q schemaReader, d copyDialect, t *copyTable, batch int) (tableSum, error) {
+func sumTable(ctx context.Context, q schemaReader, d Dialect, t *copyTable, batch int) (tableSum, error) {
 	var s tableSum
 	var after []any
 	for {

@@ -31,6 +31,26 @@ func (d Dialect) String() string {
 	return "sqlite"
 }
 
+// param is the i-th (0-based) bind parameter in d's own spelling, for SQL that does not go
+// through the store's rebind (a copy's plain connections).
+func (d Dialect) param(i int) string {
+	if d == Postgres {
+		return "$" + strconv.Itoa(i+1)
+	}
+	return "?"
+}
+
+// dialectOf is the dialect a database URL names: sqlite:… or postgres:// (postgresql://).
+func dialectOf(databaseURL string) (Dialect, bool) {
+	switch {
+	case strings.HasPrefix(databaseURL, "sqlite:"):
+		return SQLite, true
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		return Postgres, true
+	}
+	return 0, false
+}
+
 // ErrUnavailable is wrapped by the errors of calls that failed because the database could
 // not be reached (connection refused or reset, the server shutting down): the caller may
 // answer 503 and retry later, nothing was written.

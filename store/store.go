@@ -60,17 +60,18 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 // database, which several replicas may share. Pending migrations are applied, once even
 // when replicas start together.
 func OpenURL(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
-	switch {
-	case strings.HasPrefix(databaseURL, "sqlite:"):
-		path := strings.TrimPrefix(databaseURL, "sqlite:")
-		if path == "" {
-			return nil, fmt.Errorf("store: database URL %q names no file; write sqlite:PATH, e.g. sqlite:%s", databaseURL, filepath.Join(dataDir, DBFile))
-		}
-		return openSQLite(ctx, path, dataDir)
-	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+	d, ok := dialectOf(databaseURL)
+	if !ok {
+		return nil, fmt.Errorf("store: database URL %q: want sqlite:PATH or postgres://user@host:port/database", hidePassword(databaseURL))
+	}
+	if d == Postgres {
 		return openPostgresStore(ctx, databaseURL, dataDir)
 	}
-	return nil, fmt.Errorf("store: database URL %q: want sqlite:PATH or postgres://user@host:port/database", hidePassword(databaseURL))
+	path := strings.TrimPrefix(databaseURL, "sqlite:")
+	if path == "" {
+		return nil, fmt.Errorf("store: database URL %q names no file; write sqlite:PATH, e.g. sqlite:%s", databaseURL, filepath.Join(dataDir, DBFile))
+	}
+	return openSQLite(ctx, path, dataDir)
 }
 
 // hidePassword is databaseURL without a password, for an error message.
