@@ -80,7 +80,7 @@ func (s *Store) ReplaceSearch(ctx context.Context, docs []SearchDoc) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM search_keys"); err != nil {
 			return fmt.Errorf("store: clear search keys: %w", err)
 		}
-		if err := insertSearchRows(ctx, tx, dl, docs, rowids); err != nil {
+		if err := dl.insert(ctx, tx, docs, rowids); err != nil {
 			return err
 		}
 		return dl.replaced(ctx, tx)
@@ -106,7 +106,7 @@ func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
 			} else if rowids[i], err = nextRowid(ctx, tx, lo, hi); err != nil {
 				return err
 			}
-			if err := insertSearchRows(ctx, tx, dl, docs[i:i+1], rowids[i:i+1]); err != nil {
+			if err := dl.insert(ctx, tx, docs[i:i+1], rowids[i:i+1]); err != nil {
 				return err
 			}
 		}
@@ -162,12 +162,6 @@ func lastPerID(docs []SearchDoc) []SearchDoc {
 func (s *Store) DeleteSearch(ctx context.Context, ids []string) error {
 	dl := s.searchSQL()
 	return s.tx(ctx, func(tx *sql.Tx) error { return deleteSearchRows(ctx, tx, dl, ids) })
-}
-
-// insertSearchRows inserts one row per doc, docs[i] with rowid rowids[i], and its keys
-// (lower-cased id and name) into search_keys.
-func insertSearchRows(ctx context.Context, tx *sql.Tx, dl searchSQL, docs []SearchDoc, rowids []int64) error {
-	return dl.insert(ctx, tx, docs, rowids)
 }
 
 // deleteSearchRows deletes the rows whose id is one of ids (deleteSearchID).
@@ -394,7 +388,8 @@ func exactRows(ctx context.Context, rd searchReader, dl searchSQL, q SearchQuery
 	if len(words) == 0 {
 		return nil, nil
 	}
-	rowids, err := exactRowids(ctx, rd, exactKey(strings.TrimSpace(q.Q)))
+	exact := exactKey(strings.TrimSpace(q.Q))
+	rowids, err := exactRowids(ctx, rd, exact)
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +397,6 @@ func exactRows(ctx context.Context, rd searchReader, dl searchSQL, q SearchQuery
 	if len(rowids) == 1 {
 		cols = searchRowCols(dl, "name") // one exact match needs no score to be ordered (a score reads every match of each word)
 	}
-	exact := exactKey(strings.TrimSpace(q.Q))
 	var out []searchRow
 	lo, hi := queryBand(q)
 	for _, rowid := range rowids {
