@@ -138,12 +138,13 @@ func (s *Service) writeSnapshot(ctx context.Context, root string) ([]exportFile,
 		}
 		fid := FileID(r.PackageID)
 		blobs := []exportFile{{rel: filepath.Join("packages", fid, fmt.Sprintf("%s-%s.tar.gz", fid, r.Version)), sha: r.SHA256, n: r.Size}}
-		if r.IconSHA256 != "" {
+		// An icon is looked up once, not once per release sharing it (most of a package's).
+		if icon := filepath.Join("icons", r.IconSHA256+"."+r.IconExt); r.IconSHA256 != "" && !seen[icon] {
 			n, err := s.store.BlobSize(ctx, r.IconSHA256) // a release read back has no IconSize
 			if err != nil {
 				return nil, fmt.Errorf("ingest: export: icon %s of %s@%s: %w", r.IconSHA256, r.PackageID, r.Version, err)
 			}
-			blobs = append(blobs, exportFile{rel: filepath.Join("icons", r.IconSHA256+"."+r.IconExt), sha: r.IconSHA256, n: n})
+			blobs = append(blobs, exportFile{rel: icon, sha: r.IconSHA256, n: n})
 		}
 		for _, f := range blobs {
 			if seen[f.rel] {
