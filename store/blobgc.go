@@ -25,6 +25,13 @@ func (s *Store) CollectGarbageIn(ctx context.Context, b BlobSweeper, minAge time
 	if minAge <= 0 {
 		return 0, fmt.Errorf("store: gc: minimum age %s: want more than the longest publish, e.g. 1h", minAge)
 	}
+	return s.sweep(ctx, b, time.Now().Add(-minAge))
+}
+
+// sweep removes from b the blobs no committed row records; with a non-zero cutoff, only
+// those stored before it (the zero cutoff removes them all without asking b their age).
+// The database is read after b is listed, so a row committed meanwhile protects its blob.
+func (s *Store) sweep(ctx context.Context, b BlobSweeper, cutoff time.Time) (int, error) {
 	listed, err := b.List(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("store: gc: %w", err)
@@ -33,21 +40,19 @@ func (s *Store) CollectGarbageIn(ctx context.Context, b BlobSweeper, minAge time
 	if err != nil {
 		return 0, err
 	}
-	cutoff := time.Now().Add(-minAge)
 	removed := 0
 	for _, sha := range listed {
 		if known[sha] {
 			continue
 		}
-		info, err := b.Info(ctx, sha)
-		if errors.Is(err, ErrBlobMissing) {
-			continue
-		}
-		if err != nil {
-			return removed, fmt.Errorf("store: gc: %w", err)
-		}
-		if info.Modified.After(cutoff) {
-			continue
+		if !cutoff.IsZero() {
+			young, err := storedAfter(ctx, b, sha, cutoff)
+			if err != nil {
+				return removed, err
+			}
+			if young {
+				continue
+			}
 		}
 		if err := b.Remove(ctx, sha); err != nil {
 			return removed, fmt.Errorf("store: gc: %w", err)
@@ -55,6 +60,19 @@ func (s *Store) CollectGarbageIn(ctx context.Context, b BlobSweeper, minAge time
 		removed++
 	}
 	return removed, nil
+}
+
+// storedAfter reports whether the blob was stored after cutoff, or is gone already: either
+// way not one to remove.
+func storedAfter(ctx context.Context, b BlobSweeper, sha string, cutoff time.Time) (bool, error) {
+	info, err := b.Info(ctx, sha)
+	if errors.Is(err, ErrBlobMissing) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: gc: %w", err)
+	}
+	return info.Modified.After(cutoff), nil
 }
 
 // recordedBlobs returns the digests of every blob the database records.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // CollectGarbage removes interrupted temporary writes and blob files that no committed row
@@ -14,37 +15,7 @@ func (s *Store) CollectGarbage(ctx context.Context) (int, error) {
 	if err := s.Blobs.CleanTemp(); err != nil {
 		return 0, err
 	}
-	files, err := s.Blobs.List()
-	if err != nil {
-		return 0, err
-	}
-	known := map[string]bool{}
-	rows, err := s.r.QueryContext(ctx, "SELECT sha256 FROM blobs")
-	if err != nil {
-		return 0, fmt.Errorf("store: gc: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var sha string
-		if err := rows.Scan(&sha); err != nil {
-			return 0, fmt.Errorf("store: gc: %w", err)
-		}
-		known[sha] = true
-	}
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("store: gc: %w", err)
-	}
-	removed := 0
-	for _, sha := range files {
-		if known[sha] {
-			continue
-		}
-		if err := s.Blobs.Remove(sha); err != nil {
-			return removed, err
-		}
-		removed++
-	}
-	return removed, nil
+	return s.sweep(ctx, s.Blobs.Folder(), time.Time{})
 }
 
 // Backup writes a consistent snapshot of the live database to path (VACUUM INTO), safe
