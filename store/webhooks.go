@@ -220,11 +220,15 @@ func (s *Store) DueWebhookDeliveries(ctx context.Context, now time.Time, limit i
 	return s.queryDeliveries(ctx, dueHeads, now.UnixMilli(), limit)
 }
 
+// queueHead is the condition that the pending delivery d heads its endpoint's queue of
+// its subject (has the lowest id of it).
+const queueHead = `d.state = 'pending'
+		AND d.id = (SELECT min(p.id) FROM webhook_deliveries p WHERE p.state = 'pending' AND p.endpoint = d.endpoint AND p.subject = d.subject)`
+
 // dueHeads is the query of the due queue heads (see DueWebhookDeliveries), with the
 // arguments now (Unix milliseconds) and a limit.
 const dueHeads = `SELECT ` + deliveryColumns + `, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-		WHERE d.state = 'pending' AND d.next_at <= ?
-		AND d.id = (SELECT min(p.id) FROM webhook_deliveries p WHERE p.state = 'pending' AND p.endpoint = d.endpoint AND p.subject = d.subject)
+		WHERE ` + queueHead + ` AND d.next_at <= ?
 		ORDER BY d.next_at, d.id LIMIT ?`
 
 // ClaimWebhookDeliveries is DueWebhookDeliveries for the worker that will attempt them:
@@ -262,8 +266,7 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease
 // nothing is pending.
 func (s *Store) NextWebhookDue(ctx context.Context) (at time.Time, ok bool, err error) {
 	var ms sql.NullInt64
-	err = s.r.QueryRowContext(ctx, `SELECT min(d.next_at) FROM webhook_deliveries d WHERE d.state = 'pending'
-		AND d.id = (SELECT min(p.id) FROM webhook_deliveries p WHERE p.state = 'pending' AND p.endpoint = d.endpoint AND p.subject = d.subject)`).Scan(&ms)
+	err = s.r.QueryRowContext(ctx, `SELECT min(d.next_at) FROM webhook_deliveries d WHERE `+queueHead).Scan(&ms)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next webhook due: %w", err)
 	}
