@@ -10,30 +10,28 @@ import (
 // 30,000 requests a second the router and the middleware echo composes anew for every
 // request (ten closures, a route lookup) cost as much CPU as the response's own Go code.
 // serveFast answers them before echo's router: the same handlers wrapped once, at
-// construction, in the same middleware functions, in the same order (routes.go hands them
-// to both), on a context from echo's pool with the route template echo would have set. So
-// every header, the request line, the request metrics and the rate limits are those of
-// the routed path (TestFastPathMatchesRouter compares the two).
+// construction, in the same middleware functions, in the same order (routeDocument
+// registers both), on a context from echo's pool with the route template echo would have
+// set. So every header, the request line, the request metrics and the rate limits are
+// those of the routed path (TestFastPathMatchesRouter compares the two).
 
 // fastRoutes are the exact paths serveFast answers, each with its route template (the
 // path itself) and its handler already wrapped in the middleware.
 type fastRoutes map[string]echo.HandlerFunc
 
-// routeDocuments wraps the document handlers in chain, outermost first: the middleware
-// echo runs before routing (e.Pre) and then around the route (e.Use). Every path here is
-// also registered with echo under the same template, which requests that are not plain
-// GET or HEAD of the exact path keep taking.
-func (s *Server) routeDocuments(chain ...echo.MiddlewareFunc) {
-	wrap := func(h echo.HandlerFunc) echo.HandlerFunc {
-		for i := len(chain) - 1; i >= 0; i-- {
-			h = chain[i](h)
-		}
-		return h
+// routeDocument registers h for GET and HEAD of path with echo (getHead), which requests
+// that are not a plain GET or HEAD of the exact path keep taking, and as a fast route,
+// wrapped once in chain, outermost first: the middleware echo runs before routing (e.Pre)
+// and then around the route (e.Use).
+func (s *Server) routeDocument(e *echo.Echo, path string, h echo.HandlerFunc, chain []echo.MiddlewareFunc) {
+	getHead(e, path, h)
+	for i := len(chain) - 1; i >= 0; i-- {
+		h = chain[i](h)
 	}
-	s.fast = fastRoutes{
-		"/index.json":          wrap(s.handleKandevIndex),
-		"/curupira/index.json": wrap(s.handleCurupiraIndex),
+	if s.fast == nil {
+		s.fast = fastRoutes{}
 	}
+	s.fast[path] = h
 }
 
 // serveFast answers r when it is a GET or HEAD of a fast route's exact path (nothing

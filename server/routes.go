@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -11,13 +12,14 @@ import (
 func (s *Server) routes() {
 	e := s.e
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
-	e.Pre(dropUnsafeRequestID)
-	// The document routes are answered before the router (index_fast.go) with
-	// dropUnsafeRequestID and chain: middleware added here goes to both, or
-	// TestFastPathMatchesRouter fails.
-	chain := []echo.MiddlewareFunc{requestID, s.observeRequests, s.recoverPanics, s.logRequests, securityHeaders, s.limitRates}
-	e.Use(chain...)
-	s.routeDocuments(append([]echo.MiddlewareFunc{dropUnsafeRequestID}, chain...)...) // index_fast.go
+	// The document routes are also answered before the router (index_fast.go), wrapped in
+	// pre and then use, so that middleware added to either goes to both. The trailing-slash
+	// redirect is left out of theirs: their exact paths have none.
+	pre := []echo.MiddlewareFunc{dropUnsafeRequestID}
+	use := []echo.MiddlewareFunc{requestID, s.observeRequests, s.recoverPanics, s.logRequests, securityHeaders, s.limitRates}
+	e.Pre(pre...)
+	e.Use(use...)
+	docChain := slices.Concat(pre, use)
 
 	auth := s.svc.Authenticator(s.cfg.AdminSecret)
 	authed := s.requireAuth(auth)
@@ -26,8 +28,8 @@ func (s *Server) routes() {
 	getHead(e, "/readyz", s.handleReady)
 	getHead(e, "/metrics", s.handleMetrics)
 
-	getHead(e, "/index.json", s.handleKandevIndex)
-	getHead(e, "/curupira/index.json", s.handleCurupiraIndex)
+	s.routeDocument(e, "/index.json", s.handleKandevIndex, docChain)
+	s.routeDocument(e, "/curupira/index.json", s.handleCurupiraIndex, docChain)
 	getHead(e, "/index/:name", s.handleIndexShard)
 	getHead(e, "/kandev/:kandev/:platform/index.json", s.handleHostIndex)
 	getHead(e, "/kandev/:kandev/:platform/index/:shard", s.handleHostShard)
