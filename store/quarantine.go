@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -94,12 +95,12 @@ func quarantineTarget(ctx context.Context, tx *sql.Tx, id, version string) (stri
 		}
 		return "", nil
 	}
-	relID, err := releaseID(ctx, tx, id, version)
-	if err != nil {
-		return "", err
-	}
 	var sha string
-	if err := tx.QueryRowContext(ctx, "SELECT sha256 FROM releases WHERE id = ?", relID).Scan(&sha); err != nil {
+	err := tx.QueryRowContext(ctx, "SELECT sha256 FROM releases WHERE package_id = ? AND version = ?", id, version).Scan(&sha)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
 		return "", fmt.Errorf("store: release %s@%s: %w", id, version, err)
 	}
 	return sha, nil
