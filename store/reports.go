@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -75,9 +76,7 @@ func (s *Store) AddReport(ctx context.Context, r *Report, audit AuditEntry) erro
 // withDetail returns e with key set in a copy of its detail.
 func withDetail(e AuditEntry, key string, v any) AuditEntry {
 	d := make(map[string]any, len(e.Detail)+1)
-	for k, x := range e.Detail {
-		d[k] = x
-	}
+	maps.Copy(d, e.Detail)
 	d[key] = v
 	e.Detail = d
 	return e
@@ -142,10 +141,11 @@ func (s *Store) ResolveReport(ctx context.Context, id int64, res Resolution, aud
 		if err != nil {
 			return fmt.Errorf("store: resolve report %d: %w", id, err)
 		}
-		if n, err := out.RowsAffected(); err != nil || n == 1 {
-			if err != nil {
-				return fmt.Errorf("store: resolve report %d: %w", id, err)
-			}
+		n, err := out.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("store: resolve report %d: %w", id, err)
+		}
+		if n == 1 {
 			return s.insertAudit(ctx, tx, withDetail(audit, "report", id))
 		}
 		var open sql.NullString
