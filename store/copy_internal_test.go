@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -152,5 +155,59 @@ func TestCopySameValue(t *testing.T) {
 		if got := sameValue(tc.a, tc.b); got != tc.want {
 			t.Errorf("sameValue(%#v, %#v) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestCopyUnboundedBatch: the largest batch a caller can ask for (registry migrate
+// --batch 2147483647) on a table whose rows have many columns still copies it, in
+// statements under SQLite's limit of 32766 bind parameters (copyMaxParams).
+func TestCopyUnboundedBatch(t *testing.T) {
+	ctx := context.Background()
+	const cols, rows = 100, 400 // 400 rows × 101 parameters is over SQLite's limit
+	var def, vals []string
+	for i := range cols {
+		def = append(def, fmt.Sprintf("c%d INTEGER NOT NULL", i))
+		vals = append(vals, strconv.Itoa(i))
+	}
+	ends := make([]CopyEnd, 2)
+	for i := range ends {
+		dir := t.TempDir()
+		st, err := Open(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, DBFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec := func(q string) {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		exec("CREATE TABLE wide (id INTEGER PRIMARY KEY, " + strings.Join(def, ", ") + ")")
+		for r := 1; i == 0 && r <= rows; r++ {
+			exec(fmt.Sprintf("INSERT INTO wide VALUES (%d, %s)", r, strings.Join(vals, ", ")))
+		}
+		_ = db.Close()
+		blobs, err := OpenFolder(filepath.Join(dir, "blobs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends[i] = CopyEnd{Database: "sqlite:" + dir, DataDir: dir, Blobs: blobs}
+	}
+	rep, err := Copy(ctx, ends[0], ends[1], CopyOptions{BatchRows: math.MaxInt32})
+	if err != nil {
+		t.Fatalf("Copy with an unbounded batch: %v", err)
+	}
+	i := slices.IndexFunc(rep.Tables, func(tr TableReport) bool { return tr.Name == "wide" })
+	if i < 0 {
+		t.Fatalf("the copy did not report the table wide: %+v", rep.Tables)
+	}
+	if tr := rep.Tables[i]; tr.Rows != rows || tr.Inserted != rows {
+		t.Errorf("wide: %d rows, %d inserted, want %d", tr.Rows, tr.Inserted, rows)
 	}
 }
