@@ -3,12 +3,7 @@ package replicas
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,118 +12,55 @@ import (
 	"github.com/pluginyard/registry/store/storetest"
 )
 
-// Postgres is the throwaway server of storetest.StartPostgres, which a fault test can stop
-// and start again on the same port and data directory (pg_ctl, as the server's user).
+// Postgres is the throwaway server of storetest.StartPostgresServer, which a fault test can
+// stop and start again on the same port and data directory.
 type Postgres struct {
-	DSN string // the server's postgres database
-
-	bin, data, logFile, port string
-	cred                     *syscall.Credential
-
-	mu      sync.Mutex
-	stopped bool
+	DSN     string // the server's postgres database
+	srv     *storetest.Server
+	stopped atomic.Bool
 }
 
-// StartPostgres starts a server (skipping tb without PostgreSQL, failing it with CI=true)
-// and learns from the server itself where it lives, to stop and start it later. If a test
-// ends while the server is stopped, it is started again before storetest's own cleanup.
+// StartPostgres starts a server (skipping tb without PostgreSQL, failing it with CI=true);
+// storetest stops and removes it when the test ends, stopped or not.
 func StartPostgres(tb testing.TB) *Postgres {
 	tb.Helper()
-	pg := &Postgres{DSN: storetest.StartPostgres(tb)}
-	settings, err := pg.settings()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pg.bin, pg.data, pg.port = settings["BINDIR"], settings["data_directory"], settings["port"]
-	pg.logFile = filepath.Join(filepath.Dir(pg.data), "server.log")
-	var st syscall.Stat_t
-	if err := syscall.Stat(pg.data, &st); err != nil {
-		tb.Fatalf("replicas: postgres data directory %s: %v", pg.data, err)
-	}
-	if int(st.Uid) != os.Geteuid() {
-		pg.cred = &syscall.Credential{Uid: st.Uid, Gid: st.Gid, Groups: []uint32{}}
-	}
+	srv := storetest.StartPostgresServer(tb)
+	return &Postgres{DSN: srv.DSN(), srv: srv}
+}
+
+// CreateDatabase is a fresh, empty database on the server; its URL is what --database takes.
+// If the test ends while the server is stopped, the server is started again first, so that
+// storetest can drop the database.
+func (pg *Postgres) CreateDatabase(tb testing.TB) string {
+	tb.Helper()
+	url := storetest.CreateDatabase(tb, pg.DSN)
 	tb.Cleanup(func() {
-		if pg.isStopped() {
+		if pg.stopped.Load() {
 			if err := pg.Start(); err != nil {
 				tb.Error(err)
 			}
 		}
 	})
-	return pg
-}
-
-// settings reads the server's data directory, port and binary folder.
-func (pg *Postgres) settings() (map[string]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, pg.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("replicas: connect to %s: %w", pg.DSN, err)
-	}
-	defer conn.Close(ctx)
-	out := map[string]string{}
-	for _, name := range []string{"data_directory", "port"} {
-		var v string
-		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
-			return nil, fmt.Errorf("replicas: postgres setting %s: %w", name, err)
-		}
-		out[name] = v
-	}
-	var bin string
-	if err := conn.QueryRow(ctx, "SELECT setting FROM pg_config WHERE name = 'BINDIR'").Scan(&bin); err != nil {
-		return nil, fmt.Errorf("replicas: postgres BINDIR: %w", err)
-	}
-	out["BINDIR"] = bin
-	return out, nil
-}
-
-// CreateDatabase is a fresh, empty database on the server; its URL is what --database takes.
-func (pg *Postgres) CreateDatabase(tb testing.TB) string {
-	tb.Helper()
-	return storetest.CreateDatabase(tb, pg.DSN)
+	return url
 }
 
 // Stop shuts the server down (fast: every session is ended) and waits until it is gone:
 // connections are refused until Start.
 func (pg *Postgres) Stop() error {
-	if err := pg.pgCtl("-D", pg.data, "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
-		return err
+	if err := pg.srv.Stop(); err != nil {
+		return fmt.Errorf("replicas: stop postgres: %w", err)
 	}
-	pg.mu.Lock()
-	pg.stopped = true
-	pg.mu.Unlock()
+	pg.stopped.Store(true)
 	return nil
 }
 
 // Start starts the stopped server again on its port and waits until it accepts
 // connections.
 func (pg *Postgres) Start() error {
-	if err := pg.pgCtl("-D", pg.data, "-l", pg.logFile, "-w", "-t", "60", "-o", "-p "+pg.port, "start"); err != nil {
-		return err
+	if err := pg.srv.Start(); err != nil {
+		return fmt.Errorf("replicas: start postgres: %w", err)
 	}
-	pg.mu.Lock()
-	pg.stopped = false
-	pg.mu.Unlock()
-	return nil
-}
-
-func (pg *Postgres) isStopped() bool {
-	pg.mu.Lock()
-	defer pg.mu.Unlock()
-	return pg.stopped
-}
-
-func (pg *Postgres) pgCtl(args ...string) error {
-	cmd := exec.Command(filepath.Join(pg.bin, "pg_ctl"), args...)
-	cmd.Dir = filepath.Dir(pg.data)
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
-	if pg.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pg.cred}
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("replicas: pg_ctl %s: %w\n%s", strings.Join(args, " "), err, out)
-	}
+	pg.stopped.Store(false)
 	return nil
 }
 
