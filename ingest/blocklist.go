@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -74,7 +75,9 @@ func (s *Service) blocked(ctx context.Context, rep *verify.Report) (problem.List
 		shas = append(shas, sha)
 		files = append(files, name)
 	}
-	found, err := s.store.BlockedAmong(ctx, shas)
+	// Files of equal content (empty files, copies) share a digest: ask for each one once.
+	slices.Sort(shas)
+	found, err := s.store.BlockedAmong(ctx, slices.Compact(shas))
 	if err != nil || len(found) == 0 {
 		return nil, err
 	}

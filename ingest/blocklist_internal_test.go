@@ -158,6 +158,23 @@ func TestPublishRefusesBlocklisted(t *testing.T) {
 	}
 }
 
+// TestPublishRefusesEveryCopyOfABlockedFile: files of equal content share one digest,
+// looked up once; each copy is still named.
+func TestPublishRefusesEveryCopyOfABlockedFile(t *testing.T) {
+	ctx := context.Background()
+	s := newPublishService(t, publishList(), Config{})
+	payload := "module.exports = function steal() {}\n"
+	if _, _, err := s.BlockAdd(ctx, anAdmin, sha([]byte(payload)), "credential stealer"); err != nil {
+		t.Fatal(err)
+	}
+	pkg := pluginWith(t, "1.0.0", map[string]string{"lib/a.js": payload, "lib/b.js": payload})
+	_, err := publishBytes(s, "1.0.0", pkg)
+	want := []string{"scan.blocklist.file lib/a.js", "scan.blocklist.file lib/b.js"}
+	if diff := cmp.Diff(want, refusedWith(t, err)); diff != "" {
+		t.Fatalf("blocked copies (-want +got):\n%s", diff)
+	}
+}
+
 // TestBlocklistAdmin: only admins change or read the blocklist; bad digests and reasons
 // are refused before the store; removing an absent entry is ErrNotFound; every change is
 // audited.
