@@ -10,6 +10,7 @@
 package replicas
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -162,7 +163,7 @@ func (c *Cluster) StartReplica(i int) *Replica {
 // serveArgs are the flags of replica i listening on addr.
 func (c *Cluster) serveArgs(i int, addr string) []string {
 	args := []string{"serve", "--addr", addr, "--data", c.dataDir(i), "--plugins", c.plugins,
-		"--public-url", PublicURL, "--log-key", c.logKey, "--oidc-issuer", cmpOr(c.opts.OIDCIssuer, "off"),
+		"--public-url", PublicURL, "--log-key", c.logKey, "--oidc-issuer", cmp.Or(c.opts.OIDCIssuer, "off"),
 		"--oidc-audience", PublicURL, "--sync-interval", "0", "--scrub-interval", "0",
 		"--rate-publish", "0", "--rate-auth", "0", "--rate-search", "0", "--rate-host-build", "0", "--rate-report", "0"}
 	if !c.opts.Embedded {
@@ -221,13 +222,6 @@ func (c *Cluster) stopAll() {
 			c.tb.Logf("replica %d (%s) stderr, without the request lines of 1xx-4xx answers:\n%s", r.Index, r.URL, worthShowing(r.Stderr()))
 		}
 	}
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // missingFlag names the helper whose mechanism is missing when the binary refused one of
