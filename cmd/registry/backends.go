@@ -124,11 +124,10 @@ func (b backends) openBlobs(ctx context.Context, st *store.Store, dataDir string
 		}
 		return s, nil
 	}
-	dir, ok := strings.CutPrefix(b.blobs, "file:")
-	if !ok || filepath.Clean(dir) == filepath.Join(dataDir, "blobs") {
+	if b.defaultBlobs(dataDir) {
 		return st.Blobs.Folder(), nil
 	}
-	f, err := store.OpenFolder(dir)
+	f, err := store.OpenFolder(strings.TrimPrefix(b.blobs, "file:"))
 	if err != nil {
 		return nil, fmt.Errorf("--blobs %s: %w", b.blobs, err)
 	}
@@ -138,8 +137,14 @@ func (b backends) openBlobs(ctx context.Context, st *store.Store, dataDir string
 // embedded reports whether the flags name the embedded default: the SQLite file and the
 // blob folder of dataDir, which one process holds (serve's lock).
 func (b backends) embedded(dataDir string) bool {
+	return b.sqlitePath(dataDir) != "" && b.defaultBlobs(dataDir)
+}
+
+// defaultBlobs reports whether --blobs names the blob folder of dataDir, the store's own
+// (by default, or written out); check has refused any other kind but file: and s3://.
+func (b backends) defaultBlobs(dataDir string) bool {
 	dir, ok := strings.CutPrefix(b.blobs, "file:")
-	return b.sqlitePath(dataDir) != "" && (b.blobs == "" || ok && filepath.Clean(dir) == filepath.Join(dataDir, "blobs"))
+	return b.blobs == "" || ok && filepath.Clean(dir) == filepath.Join(dataDir, "blobs")
 }
 
 // sweep removes the blobs no release records, left by a publish a crash interrupted: all
