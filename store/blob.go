@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -173,15 +174,7 @@ func (b *Blobs) Check(sha string, size int64) error {
 		return err
 	}
 	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return fmt.Errorf("store: read blob %s: %w", sha, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != sha {
-		return fmt.Errorf("store: blob %s: its %d bytes hash to %s: %w", sha, n, got, ErrBlobCorrupt)
-	}
-	return nil
+	return Rehash(context.Background(), sha, f)
 }
 
 // ReadAll returns a whole blob; meant for small ones in tests and tools (the server streams).
