@@ -332,3 +332,19 @@ func TestNotAReplicaFollowsNothing(t *testing.T) {
 		t.Fatalf("ReplicaStats of a Service that is no replica = %+v", st)
 	}
 }
+
+// A replica is notified of its own publish too: the catch-up its follower queues behind the
+// publish's build finds that serial in force and builds or loads nothing again.
+func TestReplicaCatchUpAfterItsOwnBuildIsFree(t *testing.T) {
+	rs, _ := sqliteReplicas(t, 2, ReplicaOptions{BuildWait: time.Minute})
+	a := rs[0]
+	publishOK(t, a, "acme-hello", "1.0.0", "Says hello")
+	docs, before := a.Documents(), a.ReplicaStats()
+	a.refreshPackages("the changes up to serial", []string{}, false) // what FollowOnce queued
+	if got := a.ReplicaStats(); got != before {
+		t.Errorf("stats after a catch-up with nothing new = %+v, want %+v (nothing built or loaded)", got, before)
+	}
+	if a.Documents() != docs {
+		t.Error("a catch-up with nothing new swapped the documents in force")
+	}
+}
