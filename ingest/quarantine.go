@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -226,17 +227,7 @@ func (s *Service) ReleaseQuarantine(ctx context.Context, a Actor, id, version st
 func (s *Service) quarantineChanged(ctx context.Context, what, id string, apply func(*quarantineSet)) {
 	if err := s.loadQuarantines(ctx); err != nil {
 		s.log.Error("quarantine: re-read the quarantines; applied in memory", "change", what, "err", err)
-		next := newQuarantineSet(nil)
-		old := s.quarantines()
-		for k, v := range old.pkg {
-			next.pkg[k] = v
-		}
-		for k, vs := range old.rel {
-			next.rel[k] = map[string]store.Quarantine{}
-			for v, q := range vs {
-				next.rel[k][v] = q
-			}
-		}
+		next := s.quarantines().clone()
 		apply(next)
 		s.quar.Store(next)
 	}
@@ -253,6 +244,21 @@ func (qs *quarantineSet) put(q store.Quarantine) {
 		qs.rel[q.PackageID] = map[string]store.Quarantine{}
 	}
 	qs.rel[q.PackageID][q.Version] = q
+}
+
+// clone is a copy of qs that put and drop change without changing qs.
+func (qs *quarantineSet) clone() *quarantineSet {
+	next := &quarantineSet{pkg: maps.Clone(qs.pkg), rel: make(map[string]map[string]store.Quarantine, len(qs.rel))}
+	for id, vs := range qs.rel {
+		next.rel[id] = maps.Clone(vs)
+	}
+	return next
+}
+
+// has reports whether id or any of its releases is quarantined.
+func (qs *quarantineSet) has(id string) bool {
+	_, ok := qs.pkg[id]
+	return ok || len(qs.rel[id]) > 0
 }
 
 func (qs *quarantineSet) drop(id, version string) {
@@ -284,7 +290,7 @@ func quarantineStoreErr(op, id, version string, err error) error {
 // catalog (its own quarantine, or every release quarantined), for its page: built as
 // if nothing were quarantined. ErrNotFound when id has no quarantine or no such item.
 func (s *Service) QuarantinedItem(ctx context.Context, id string) (*Item, error) {
-	if len(s.QuarantinesOf(id)) == 0 {
+	if !s.quarantines().has(id) {
 		return nil, fmt.Errorf("ingest: %q is not quarantined: %w", id, ErrNotFound)
 	}
 	ps, err := s.loadPackage(ctx, id)
