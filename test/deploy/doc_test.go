@@ -1,9 +1,10 @@
 package deploy_test
 
 import (
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,7 +50,7 @@ func settingsTable(tb testing.TB, doc string) map[string]string {
 func TestDocumentsEverySetting(t *testing.T) {
 	serve := helpFlags(t, "serve")
 	table := settingsTable(t, readDoc(t))
-	for _, name := range sortedKeys(serve) {
+	for _, name := range slices.Sorted(maps.Keys(serve)) {
 		env, ok := table[name]
 		switch {
 		case !ok:
@@ -58,7 +59,7 @@ func TestDocumentsEverySetting(t *testing.T) {
 			t.Errorf("settings table: %s has %s, the help says %s", name, env, serve[name].env)
 		}
 	}
-	for _, name := range sortedKeys(table) {
+	for _, name := range slices.Sorted(maps.Keys(table)) {
 		if _, ok := serve[name]; !ok {
 			t.Errorf("settings table: %s is not a flag of registry serve (-h): remove or rename the row", name)
 		}
@@ -116,13 +117,4 @@ func TestRequiredSettingsExist(t *testing.T) {
 			t.Errorf("required setting %s is not a flag of registry serve", name)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
