@@ -133,3 +133,23 @@ func BenchmarkSearchCatalog(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchWidestQuery is the widest text the API takes (widestQuery: 100
+// one-letter prefix terms) against a common word, over search tables of growing size.
+func BenchmarkSearchWidestQuery(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		s := MustOpen(b)
+		if err := s.ReplaceSearch(context.Background(), searchDocsN(n)); err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range []string{"plugin", widestQuery()} {
+			b.Run(fmt.Sprintf("n=%d/words=%d", n, len(strings.Fields(q))), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := s.SearchCounted(context.Background(), store.SearchQuery{Q: q, Limit: 24}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

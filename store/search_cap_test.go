@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,6 +160,44 @@ func TestSearchWholeWordsAreWords(t *testing.T) {
 		ids, total, err := s.Search(ctx, store.SearchQuery{Q: "alpha or omega", Limit: 5})
 		if err != nil || total != 1 || !slices.Equal(ids, []string{"both"}) {
 			t.Errorf("Search(alpha or omega) = %v total %d (%v), want [both] total 1", ids, total, err)
+		}
+	})
+}
+
+// widestQuery is the costliest text the API lets through (server/api.go caps q at 200
+// characters): 100 one-letter words, a through z over and over. Whole, they match no
+// package, so every word becomes a one-letter prefix term, shorter than any prefix
+// index, each merging the matches of every indexed word with that initial.
+func widestQuery() string {
+	words := make([]string, 100)
+	for i := range words {
+		words[i] = string(rune('a' + i%26))
+	}
+	return strings.Join(words, " ")
+}
+
+// TestSearchWidestQuery: the widest query still finds exactly the package whose text has
+// a word of every initial, and counts no other, among more rows than SearchCap.
+func TestSearchWidestQuery(t *testing.T) {
+	q := widestQuery()
+	if len(q) != 199 {
+		t.Fatalf("widestQuery is %d characters, want the API's 200 at most", len(q))
+	}
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.open(t)
+		docs := searchDocsN(store.SearchCap + 50)
+		docs = append(docs, store.SearchDoc{ID: "every-initial", Name: "Every Initial", Kind: "plugin", UpdatedAt: time.Now(),
+			Description: "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"})
+		if err := s.ReplaceSearch(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.SearchCounted(ctx, store.SearchQuery{Q: q, Limit: 24})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.IDs, []string{"every-initial"}) || res.Total != 1 {
+			t.Errorf("SearchCounted(%d one-letter words) = %v total %d, want [every-initial] total 1", len(strings.Fields(q)), res.IDs, res.Total)
 		}
 	})
 }
