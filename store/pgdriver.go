@@ -28,14 +28,9 @@ func openPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
 	db.SetMaxIdleConns(pgMaxConns)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("store: open %s: %w", redact(cfg), unavailable(err))
+		return nil, fmt.Errorf("store: open %s: %w", hidePassword(dsn), unavailable(err))
 	}
 	return db, nil
-}
-
-// redact is where the database is, without its password, for errors.
-func redact(cfg *pgx.ConnConfig) string {
-	return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
 }
 
 // pgConnector hands out pgConns.

@@ -140,13 +140,17 @@ func TestPostgresUnavailable(t *testing.T) {
 	}
 }
 
-// TestOpenURLUnreachable: a server that is not there is ErrUnavailable from the start.
+// TestOpenURLUnreachable: a server that is not there is ErrUnavailable from the start, and
+// the error names the database without its password.
 func TestOpenURLUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := store.OpenURL(ctx, "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=5", t.TempDir())
+	_, err := store.OpenURL(ctx, "postgres://postgres:hunter2@127.0.0.1:1/none?sslmode=disable&connect_timeout=5", t.TempDir())
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("open with nothing listening: %v, want ErrUnavailable", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1/none") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("open with nothing listening: %v, want the database named without its password", err)
 	}
 }
 
