@@ -48,6 +48,11 @@ func (l *List) namespaces() [2]namespace {
 	return [2]namespace{p, x}
 }
 
+// allows reports whether an entry of ns has a similar_to_allowed.
+func (ns namespace) allows() bool {
+	return slices.ContainsFunc(ns.allow, func(a []string) bool { return len(a) > 0 })
+}
+
 // CheckLookalikes reports every plugin id (and extension name) of l that a person could
 // take for an earlier one of the same section: the same once case is ignored, once the
 // separators '-', '_' and '.' are, once look-alike characters are mapped to one spelling
@@ -73,9 +78,13 @@ func CheckLookalikes(data []byte, l *List) problem.List {
 // lookalikes is CheckLookalikes on a list being decoded, root its document's root mapping.
 func (d *decoder) lookalikes(root *yaml.Node, l *List) {
 	pos := rootPositions(root)
-	allowNodes := similarNodes(root)
+	nss := l.namespaces()
+	var allowNodes map[string]map[string][]valueAt // nil (no walk) when nothing is allowed
+	if nss[0].allows() || nss[1].allows() {
+		allowNodes = similarNodes(root)
+	}
 	k := newKeyer()
-	for _, ns := range l.namespaces() {
+	for _, ns := range nss {
 		first := pos.plugins
 		if ns.section == "extensions" {
 			first = pos.extensions
