@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"time"
@@ -92,6 +93,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			return err
 		}
 	}
+	// The same packages serve every set-up (each publishes them from the first on), made
+	// once before any set-up starts.
+	pkgs, err := preparePackages(o)
+	if err != nil {
+		return err
+	}
 	running := make([]*running, 0, len(setups))
 	defer func() {
 		for _, r := range running {
@@ -99,7 +106,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 	}()
 	for _, s := range setups {
-		r, err := start(o, bin, s, out)
+		r, err := start(o, bin, s, pkgs, out)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -129,14 +136,14 @@ type running struct {
 	setup   setup
 	tb      *runner
 	urls    []string
-	pkgs    [][]replicas.Package // per publisher; the rounds take them in turn
+	pkgs    [][]replicas.Package // per publisher, shared by the set-ups; the rounds take them in turn
 	next    []int                // per publisher: the next package to publish
 	results []result             // one a round
 }
 
 // start starts one set-up, seeds it and warms it up; a Fatal or Skip of the harness is
 // an error here.
-func start(o options, bin string, s setup, out io.Writer) (r *running, err error) {
+func start(o options, bin string, s setup, pkgs [][]replicas.Package, out io.Writer) (r *running, err error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(out, "  "+format+"\n", args...) }
 	tb, err := newRunner(s.name, logf)
 	if err != nil {
@@ -160,13 +167,9 @@ func start(o options, bin string, s setup, out io.Writer) (r *running, err error
 	}()
 	fmt.Fprintf(out, "%s: starting ...\n", s.name)
 	c := replicas.Start(tb, bin, replicas.Options{Replicas: s.replicas, Embedded: s.embedded, FolderBlobs: s.folder, Plugins: benchPlugins(o)})
-	r = &running{setup: s, tb: tb, next: make([]int, o.publishers)}
+	r = &running{setup: s, tb: tb, pkgs: pkgs, next: make([]int, o.publishers)}
 	for _, rep := range c.Replicas {
 		r.urls = append(r.urls, rep.URL)
-	}
-	if r.pkgs, err = preparePackages(o); err != nil {
-		tb.close()
-		return nil, err
 	}
 	if err := seed(r.urls[0], o); err != nil {
 		tb.close()
@@ -211,7 +214,7 @@ func seed(base string, o options) error {
 		if err != nil {
 			return fmt.Errorf("seed %s: %w", pkg.ID, err)
 		}
-		if a.Status != 201 {
+		if a.Status != http.StatusCreated {
 			return fmt.Errorf("seed %s: %s", pkg.ID, a)
 		}
 	}
