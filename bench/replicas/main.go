@@ -42,6 +42,26 @@ type options struct {
 	registryBin string
 }
 
+// maxPrepared bounds the bytes of executable the prepared packages hold in memory
+// (-max-publishes × -payload).
+const maxPrepared = 4 << 30
+
+// check refuses options a run cannot use: no clients (the packages are dealt to the
+// publishers), or more prepared package bytes than maxPrepared.
+func (o options) check() error {
+	switch {
+	case o.duration <= 0:
+		return fmt.Errorf("-duration %s: want more than 0", o.duration)
+	case o.readers < 1 || o.publishers < 1:
+		return fmt.Errorf("-readers %d, -publishers %d: want at least 1 of each", o.readers, o.publishers)
+	case o.maxPublish < 1 || o.payload < 0 || o.seed < 0:
+		return fmt.Errorf("-max-publishes %d, -payload %d, -seed %d: want at least 1, 0 and 0", o.maxPublish, o.payload, o.seed)
+	case int64(o.maxPublish)*int64(o.payload) > maxPrepared:
+		return fmt.Errorf("-max-publishes %d × -payload %d is %d bytes held in memory, over %d: lower one of them", o.maxPublish, o.payload, int64(o.maxPublish)*int64(o.payload), int64(maxPrepared))
+	}
+	return nil
+}
+
 func main() {
 	var o options
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "time bound of each phase")
@@ -53,6 +73,10 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 2, "rounds of the two phases, alternating between the set-ups (the table pools every round: rates over their summed time, percentiles over all samples)")
 	flag.StringVar(&o.registryBin, "registry", "", "registry binary; default: go build ./cmd/registry")
 	flag.Parse()
+	if err := o.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/replicas:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	// A hard stop: rounds of every set-up's two phases (and a warm-up), their starts and
