@@ -24,12 +24,14 @@ const (
 	DefaultBuildWait   = time.Second            // how long a replica waits for another's build
 )
 
-const (
+// Variables so that a test can put a replica far behind with a few changes.
+var (
 	feedPageLimit = 1000 // changes read per page of the feed
 	feedMaxPages  = 10   // a replica further behind rebuilds everything instead
-	// sharedPoll is how often a replica waiting for another's build looks for its documents.
-	sharedPoll = 20 * time.Millisecond
 )
+
+// sharedPoll is how often a replica waiting for another's build looks for its documents.
+const sharedPoll = 20 * time.Millisecond
 
 // ReplicaOptions configure a Service that shares its database with other serve processes.
 type ReplicaOptions struct {

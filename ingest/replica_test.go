@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -347,4 +348,55 @@ func TestReplicaCatchUpAfterItsOwnBuildIsFree(t *testing.T) {
 	if a.Documents() != docs {
 		t.Error("a catch-up with nothing new swapped the documents in force")
 	}
+}
+
+// countingFeed counts the pages of the feed read through it.
+type countingFeed struct {
+	*lockedStore
+	pages *atomic.Int64
+}
+
+func (c countingFeed) Changes(ctx context.Context, since int64, limit int) (*store.ChangePage, error) {
+	c.pages.Add(1)
+	return c.lockedStore.Changes(ctx, since, limit)
+}
+
+// The costliest catch-up: a replica further behind than feedMaxPages pages of the feed
+// stops reading it and rebuilds everything, rather than reading it all page by page.
+func TestReplicaFarBehindRebuildsInsteadOfReadingTheWholeFeed(t *testing.T) {
+	defer func(limit, pages int) { feedPageLimit, feedMaxPages = limit, pages }(feedPageLimit, feedMaxPages)
+	feedPageLimit, feedMaxPages = 1, 2
+	db := "sqlite:" + filepath.Join(t.TempDir(), store.DBFile)
+	locks := &buildLocks{held: map[int64]bool{}}
+	var pages atomic.Int64
+	var stores []Store
+	for i := range 2 {
+		st, err := store.OpenURL(context.Background(), db, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		var s Store = &lockedStore{Store: st, locks: locks}
+		if i == 1 {
+			s = countingFeed{lockedStore: s.(*lockedStore), pages: &pages}
+		}
+		stores = append(stores, s)
+	}
+	rs := startReplicas(t, stores, stores[0].(*lockedStore).Blobs.Folder(), ReplicaOptions{BuildWait: time.Minute})
+	a, b := rs[0], rs[1]
+	versions := []string{"1.0.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.0.5"}
+	for _, v := range versions {
+		publishOK(t, a, "acme-hello", v, "Says hello")
+	}
+	pages.Store(0)
+	if !b.FollowOnce(context.Background()) {
+		t.Fatal("b could not read the feed")
+	}
+	if n := pages.Load(); n > int64(feedMaxPages)+1 {
+		t.Errorf("b read %d pages of the feed to catch up %d changes, want at most %d (then a whole rebuild)", n, len(versions), feedMaxPages+1)
+	}
+	if got := indexed(b, "acme-hello"); got != "1.0.5" {
+		t.Fatalf("after catching up, b lists acme-hello at %q, want 1.0.5", got)
+	}
+	sameDocuments(t, a, b)
 }
