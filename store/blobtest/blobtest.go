@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -127,17 +128,9 @@ func MustRead(tb testing.TB, b Backend, sha string, want []byte) {
 		tb.Fatalf("Open %s: %v", sha, err)
 	}
 	defer r.Close()
-	got := make([]byte, 0, len(want))
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		got = append(got, buf[:n]...)
-		if err != nil {
-			if !isEOF(err) {
-				tb.Fatalf("read %s: %v", sha, err)
-			}
-			break
-		}
+	got, err := io.ReadAll(r)
+	if err != nil {
+		tb.Fatalf("read %s: %v", sha, err)
 	}
 	if !slices.Equal(got, want) {
 		tb.Fatalf("blob %s: read %d bytes that differ from the %d stored", sha, len(got), len(want))
