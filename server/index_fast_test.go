@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -190,4 +191,53 @@ func comparable(r response, tc fastCase) response {
 		h.Set("X-Request-Id", "(generated)")
 	}
 	return response{Status: r.Status, Header: h, Body: r.Body}
+}
+
+// TestDocumentLargestRequest sends /index.json the largest requests a client can: an
+// Accept-Encoding and a Range of thousands of elements, near the server's 64 KiB header
+// limit. The fast path reads every element (the decisive one comes last) and answers as
+// for a short header: the gzip bytes or the identity bytes (ranges summing to more than
+// the document are answered with all of it, as http.ServeContent does).
+func TestDocumentLargestRequest(t *testing.T) {
+	e := newEnvWith(t, server.Config{}, nil, true)
+	s := e.srv.Config.Handler.(*server.Server)
+	filler := strings.Repeat("BR;q=0.001, X-Unknown;q=1, ", 2000) // 56 KB
+	tests := []struct {
+		name, accept, rangeHeader string
+		status                    int
+		encoding, contentType     string
+	}{
+		{"gzip named last", filler + "x-GZIP;q=0.5, identity;q=0.4", "", http.StatusOK, "gzip", "application/json"},
+		{"gzip refused last", filler + "gzip;q=0", "", http.StatusOK, "", "application/json"},
+		{"malformed weights", filler + "gzip;q=2, identity;q=0.0001", "", http.StatusOK, "", "application/json"},
+		// More bytes in ranges than the document has: the whole document, not 8,001 parts.
+		{"thousands of ranges", "", "bytes=" + strings.Repeat("0-0,", 8000) + "1-1", http.StatusOK, "", "application/json"},
+	}
+	whole := e.get("/index.json")
+	if len(whole.Body) >= 8001 {
+		t.Fatalf("the document has %d bytes: the ranges case needs fewer than its 8001 ranged bytes", len(whole.Body))
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := fastRequest(t, e.srv.URL, fastCase{method: http.MethodGet, path: "/index.json"})
+			if tt.accept != "" {
+				req.Header.Set("Accept-Encoding", tt.accept)
+			}
+			if tt.rangeHeader != "" {
+				req.Header.Set("Range", tt.rangeHeader)
+			}
+			if !s.TakesFastPath(req) {
+				t.Fatal("the request does not take the fast path")
+			}
+			r := e.do(req)
+			if r.Status != tt.status || r.Header.Get("Content-Encoding") != tt.encoding ||
+				!strings.HasPrefix(r.Header.Get("Content-Type"), tt.contentType) {
+				t.Fatalf("status %d, Content-Encoding %q, Content-Type %q; want %d, %q, %s",
+					r.Status, r.Header.Get("Content-Encoding"), r.Header.Get("Content-Type"), tt.status, tt.encoding, tt.contentType)
+			}
+			if tt.encoding == "" && !bytes.Equal(r.Body, whole.Body) {
+				t.Errorf("body of %d bytes, want the document's %d", len(r.Body), len(whole.Body))
+			}
+		})
+	}
 }
