@@ -37,13 +37,13 @@ func (pgSearch) insert(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids
 }
 
 func pgInsertRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error {
-	const cols = 14
+	const cols = 12 // the text columns, in the order of the unnest below
 	text := make([][]string, cols)
 	downloads := make([]int64, len(docs))
 	keys, keyRowids := make([]string, 0, 2*len(docs)), make([]int64, 0, 2*len(docs))
 	for i, d := range docs {
 		cats := strings.Join(d.Categories, " ")
-		for c, v := range []string{"", d.ID, d.Name, d.Description, d.Author, cats, d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), "",
+		for c, v := range [cols]string{d.ID, d.Name, d.Description, d.Author, cats, d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339),
 			pgText(d.ID), pgText(d.Name), pgText(d.Description), pgText(d.Author), pgText(cats)} {
 			text[c] = append(text[c], v)
 		}
@@ -57,8 +57,8 @@ func pgInsertRows(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []in
 			setweight(to_tsvector('simple', tc), 'C')
 		FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[],
 			?::text[], ?::text[], ?::text[], ?::text[], ?::text[]) AS t (r, i, n, de, a, c, k, u, dl, ti, tn, tde, ta, tc)`,
-		rowids, text[1], text[2], text[3], text[4], text[5], text[6], text[7], downloads,
-		text[9], text[10], text[11], text[12], text[13])
+		rowids, text[0], text[1], text[2], text[3], text[4], text[5], text[6], downloads,
+		text[7], text[8], text[9], text[10], text[11])
 	if err != nil {
 		return fmt.Errorf("store: search insert %d rows from %s: %w", len(docs), docs[0].ID, err)
 	}
