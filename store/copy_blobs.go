@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -116,16 +114,12 @@ func (c *copier) copyOneBlob(ctx context.Context, b copyBlob) error {
 		return fmt.Errorf("store: copy: spool blob %s: %w", b.sha, err)
 	}
 	defer func() { _ = os.Remove(f.Name()) }()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err := Rehash(ctx, b.sha, io.TeeReader(r, f)); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("store: copy: the source's blob: %w (run registry fsck on the source)", err)
 	}
-	if err != nil {
-		return fmt.Errorf("store: copy: read source blob %s: %w", b.sha, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != b.sha || n != b.size {
-		return fmt.Errorf("store: copy: source blob %s: its %d bytes hash to %s: %w (run registry fsck on the source)", b.sha, n, got, ErrBlobCorrupt)
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("store: copy: spool blob %s: %w", b.sha, err)
 	}
 	if err := c.to.Blobs.Put(ctx, b.sha, b.size, f.Name()); err != nil {
 		return fmt.Errorf("store: copy: put blob %s: %w", b.sha, err)
@@ -158,13 +152,11 @@ func (c *copier) verifyBlob(ctx context.Context, b copyBlob) error {
 		return &VerifyError{Blob: b.sha, Problem: err.Error()}
 	}
 	defer r.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, r)
-	if err != nil {
-		return fmt.Errorf("store: copy: verify blob %s: %w", b.sha, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != b.sha || n != b.size {
-		return &VerifyError{Blob: b.sha, Problem: fmt.Sprintf("its %d bytes (recorded %d) hash to %s", n, b.size, got)}
+	if err := Rehash(ctx, b.sha, r); err != nil {
+		if !errors.Is(err, ErrBlobCorrupt) {
+			return fmt.Errorf("store: copy: verify %w", err)
+		}
+		return &VerifyError{Blob: b.sha, Problem: err.Error()}
 	}
 	return nil
 }
