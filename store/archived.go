@@ -59,9 +59,10 @@ func (s *Store) packageExists(ctx context.Context, tx *sql.Tx, id string) error 
 // (false, 0) before archived ones.
 const archivedLastSQL = "(id IN (SELECT id FROM packages WHERE archived_at IS NOT NULL))"
 
-// archivedIDs is the set of archived package ids (few: read through packages_archived).
-func (s *Store) archivedIDs(ctx context.Context) (map[string]bool, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id FROM packages WHERE archived_at IS NOT NULL`)
+// archivedIDs is the set of archived package ids (few: read through packages_archived),
+// read on rd: a search reads it in the snapshot of its matches.
+func archivedIDs(ctx context.Context, rd searchReader) (map[string]bool, error) {
+	rows, err := rd.QueryContext(ctx, `SELECT id FROM packages WHERE archived_at IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("store: archived ids: %w", err)
 	}

@@ -27,7 +27,7 @@ func BenchmarkArchivedIDs(b *testing.B) {
 		want := n / every
 		b.Run(fmt.Sprintf("packages=%d/archived=%d", n, want), func(b *testing.B) {
 			for b.Loop() {
-				ids, err := s.archivedIDs(ctx)
+				ids, err := archivedIDs(ctx, s.r)
 				if err != nil || len(ids) != want {
 					b.Fatalf("%d ids, %v", len(ids), err)
 				}

@@ -466,14 +466,20 @@ func (s *Store) SearchCounted(ctx context.Context, q SearchQuery) (SearchResult,
 }
 
 func (s *Store) searchTextCounted(ctx context.Context, q SearchQuery, withCounts bool) (SearchResult, error) {
-	var win, first []searchRow
+	var (
+		win, first []searchRow
+		archived   map[string]bool
+	)
 	dl := s.searchSQL()
 	err := dl.read(ctx, s.r, func(rd searchReader) error {
 		var err error
 		if win, err = searchWindow(ctx, rd, dl, q); err != nil || len(win) == 0 {
 			return err
 		}
-		first, err = exactRows(ctx, rd, dl, q)
+		if first, err = exactRows(ctx, rd, dl, q); err != nil {
+			return err
+		}
+		archived, err = archivedIDs(ctx, rd)
 		return err
 	})
 	if err != nil || len(win) == 0 {
@@ -482,10 +488,6 @@ func (s *Store) searchTextCounted(ctx context.Context, q SearchQuery, withCounts
 	res := SearchResult{Total: len(win)}
 	if withCounts {
 		res.Counts, res.Partial = countCategories(win[:min(len(win), SearchCap)]), len(win) > SearchCap
-	}
-	archived, err := s.archivedIDs(ctx)
-	if err != nil {
-		return SearchResult{}, err
 	}
 	order := archivedAfter(archived, searchRowOrder(q.Sort)) // archived.go
 	slices.SortFunc(first, order)
