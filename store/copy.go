@@ -138,7 +138,8 @@ func (c *copier) run(ctx context.Context, plan []*copyTable) error {
 		return err
 	}
 	start := time.Now()
-	if err := c.copyBlobs(ctx); err != nil {
+	blobs, err := c.copyBlobs(ctx)
+	if err != nil {
 		return err
 	}
 	c.report.BlobTime = time.Since(start)
@@ -153,7 +154,7 @@ func (c *copier) run(ctx context.Context, plan []*copyTable) error {
 	if err := c.verifyTables(ctx, plan); err != nil {
 		return err
 	}
-	if err := c.verifyBlobs(ctx); err != nil {
+	if err := c.verifyBlobs(ctx, blobs); err != nil {
 		return err
 	}
 	c.report.VerifyTime = time.Since(start)

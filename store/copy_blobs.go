@@ -71,11 +71,12 @@ feed:
 }
 
 // copyBlobs copies every recorded blob the destination lacks (or holds at another size),
-// before any row: a destination row never names a blob its store lacks.
-func (c *copier) copyBlobs(ctx context.Context) error {
+// before any row: a destination row never names a blob its store lacks. It returns the
+// blobs it went through, for verifyBlobs.
+func (c *copier) copyBlobs(ctx context.Context) ([]copyBlob, error) {
 	blobs, err := c.sourceBlobs(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var total int64
 	for _, b := range blobs {
@@ -98,7 +99,7 @@ func (c *copier) copyBlobs(ctx context.Context) error {
 		return nil
 	})
 	c.report.BlobsCopied, c.report.BlobsSkipped, c.report.BytesCopied = copied.Load(), skipped.Load(), bytes.Load()
-	return err
+	return blobs, err
 }
 
 // copyOneBlob reads b from the source into a spool file, checking its sha256 on the way,
@@ -127,12 +128,9 @@ func (c *copier) copyOneBlob(ctx context.Context, b copyBlob) error {
 	return nil
 }
 
-// verifyBlobs re-reads every recorded blob from the destination and checks its sha256.
-func (c *copier) verifyBlobs(ctx context.Context) error {
-	blobs, err := c.sourceBlobs(ctx)
-	if err != nil {
-		return err
-	}
+// verifyBlobs re-reads every recorded blob (copyBlobs' list, read in the source's snapshot)
+// from the destination and checks its sha256.
+func (c *copier) verifyBlobs(ctx context.Context, blobs []copyBlob) error {
 	c.emit(func(p *CopyProgress) { p.Phase, p.Blobs, p.Bytes = "verify blobs", 0, 0 })
 	return c.eachBlob(ctx, blobs, func(ctx context.Context, b copyBlob) error {
 		if err := c.verifyBlob(ctx, b); err != nil {
