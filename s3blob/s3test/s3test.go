@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"go/build"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +23,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/pluginyard/registry/s3blob"
 )
 
 // Install is how to get the server binary the tests need.
@@ -229,11 +230,8 @@ func (s *Server) Stop() error {
 
 // URL is the blob URL of the server's bucket (s3blob's grammar), with prefix when not "".
 func (s *Server) URL(prefix string) string {
-	q := url.Values{"endpoint": {s.Endpoint}, "region": {"us-east-1"}, "insecure": {"1"}}
-	if prefix != "" {
-		q.Set("prefix", prefix)
-	}
-	return (&url.URL{Scheme: "s3", Host: s.Bucket, RawQuery: q.Encode()}).String()
+	cfg := s3blob.Config{Bucket: s.Bucket, Endpoint: s.Endpoint, Region: "us-east-1", Prefix: prefix}
+	return cfg.String()
 }
 
 // Env is the environment a registry process needs to reach the server's bucket.
