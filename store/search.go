@@ -525,20 +525,11 @@ func countCategories(rows []searchRow) map[string]int {
 }
 
 func (s *Store) searchIDs(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	ids, err := queryStrings(ctx, s.r, query, args...) // copy_schema.go
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("store: search: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return ids, nil
 }
 
 // CategoryCounts counts, per category, the packages matching q's free text and kind
