@@ -54,7 +54,7 @@ func cmdUnarchive(ctx context.Context, c *cli, args []string) int {
 func archiveCmd(ctx context.Context, c *cli, name string, args []string, archived bool) int {
 	fs := c.flags(name)
 	registry := fs.String("registry", envDefault(c, "REGISTRY_URL", ""), "a running registry's base `URL` (REGISTRY_URL); empty: change --data offline")
-	data := dataFlag(c, fs)
+	offline := offlineFlags(c, fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return parseExit(err)
@@ -65,7 +65,7 @@ func archiveCmd(ctx context.Context, c *cli, name string, args []string, archive
 	if *registry != "" {
 		return archiveOnline(ctx, c, name, strings.TrimRight(*registry, "/"), pos[0])
 	}
-	return archiveOffline(ctx, c, name, *data, pos[0], archived)
+	return archiveOffline(ctx, c, name, offline(), pos[0], archived)
 }
 
 func archiveOnline(ctx context.Context, c *cli, name, registry, id string) int {
@@ -80,9 +80,9 @@ func archiveOnline(ctx context.Context, c *cli, name, registry, id string) int {
 	return exitOK
 }
 
-func archiveOffline(ctx context.Context, c *cli, name, data, id string, archived bool) int {
+func archiveOffline(ctx context.Context, c *cli, name string, offline []string, id string, archived bool) int {
 	fs := c.flags(name)
-	st, _, code := openOffline(ctx, c, fs, []string{"--data", data})
+	st, _, code := openOffline(ctx, c, fs, offline)
 	if st == nil {
 		return code
 	}

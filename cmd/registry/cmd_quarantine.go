@@ -62,11 +62,20 @@ func quarantineFlags(c *cli, action string) (fs *flag.FlagSet, reason *string, a
 	return fs, reason, asJSON
 }
 
+// offlineFlags declares --data, --database and --blobs on fs, for a command that either asks
+// a running registry or changes its store offline, and returns what hands the parsed values
+// on to openOffline or openStore (which parse a flag set of their own).
+func offlineFlags(c *cli, fs *flag.FlagSet) func() []string {
+	data := dataFlag(c, fs)
+	b := backendFlags(c, fs)
+	return func() []string { return []string{"--data", *data, "--database", b.database, "--blobs", b.blobs} }
+}
+
 func printQuarantineHelp(c *cli) int {
 	sets := make([]*flag.FlagSet, 0, len(quarantineActions))
 	for _, a := range quarantineActions {
 		fs, _, _ := quarantineFlags(c, a)
-		dataFlag(c, fs)
+		offlineFlags(c, fs)
 		sets = append(sets, fs)
 	}
 	printHelp(c.stdout, "quarantine", quarantineHelp, sets...)
@@ -103,29 +112,29 @@ func splitTarget(pos []string) (id, version string, ok bool) {
 
 // quarantineArgs parses a subcommand's flags (the registry's, or --data's) and its
 // ID[@VERSION] (list: none); code is non-zero when the command ends here.
-func quarantineArgs(c *cli, fs *flag.FlagSet, args []string, wantTarget bool) (registry, data, id, version string, code int) {
-	dir := dataFlag(c, fs)
+func quarantineArgs(c *cli, fs *flag.FlagSet, args []string, wantTarget bool) (registry string, offline []string, id, version string, code int) {
+	offlineArgs := offlineFlags(c, fs)
 	pos, err := parse(fs, args)
 	if err != nil {
-		return "", "", "", "", parseExit(err)
+		return "", nil, "", "", parseExit(err)
 	}
 	registry = strings.TrimRight(fs.Lookup("registry").Value.String(), "/")
 	if !wantTarget {
 		if len(pos) > 0 {
-			return "", "", "", "", c.usageError("quarantine", "list takes no argument, found %q", strings.Join(pos, " "))
+			return "", nil, "", "", c.usageError("quarantine", "list takes no argument, found %q", strings.Join(pos, " "))
 		}
-		return registry, *dir, "", "", exitOK
+		return registry, offlineArgs(), "", "", exitOK
 	}
 	id, version, ok := splitTarget(pos)
 	if !ok {
-		return "", "", "", "", c.usageError("quarantine", "expected one ID or ID@VERSION, such as acme-hello or acme-hello@1.2.0; got %q", strings.Join(pos, " "))
+		return "", nil, "", "", c.usageError("quarantine", "expected one ID or ID@VERSION, such as acme-hello or acme-hello@1.2.0; got %q", strings.Join(pos, " "))
 	}
-	return registry, *dir, id, version, exitOK
+	return registry, offlineArgs(), id, version, exitOK
 }
 
 func quarantineSet(ctx context.Context, c *cli, args []string) int {
 	fs, reason, _ := quarantineFlags(c, "set")
-	registry, data, id, version, code := quarantineArgs(c, fs, args, true)
+	registry, offline, id, version, code := quarantineArgs(c, fs, args, true)
 	if code != exitOK {
 		return code
 	}
@@ -141,7 +150,7 @@ func quarantineSet(ctx context.Context, c *cli, args []string) int {
 	if err := ingest.CheckQuarantineReason(*reason); err != nil {
 		return compatFailed(c, "quarantine set", err)
 	}
-	st, _, code := openOffline(ctx, c, c.flags("quarantine set"), []string{"--data", data})
+	st, _, code := openOffline(ctx, c, c.flags("quarantine set"), offline)
 	if st == nil {
 		return code
 	}
@@ -162,7 +171,7 @@ func quarantineSet(ctx context.Context, c *cli, args []string) int {
 
 func quarantineRelease(ctx context.Context, c *cli, args []string) int {
 	fs, _, _ := quarantineFlags(c, "release")
-	registry, data, id, version, code := quarantineArgs(c, fs, args, true)
+	registry, offline, id, version, code := quarantineArgs(c, fs, args, true)
 	if code != exitOK {
 		return code
 	}
@@ -178,7 +187,7 @@ func quarantineRelease(ctx context.Context, c *cli, args []string) int {
 		}
 		had, when = ans.Released, "it is back in the index now"
 	} else {
-		st, _, code := openOffline(ctx, c, c.flags("quarantine release"), []string{"--data", data})
+		st, _, code := openOffline(ctx, c, c.flags("quarantine release"), offline)
 		if st == nil {
 			return code
 		}
@@ -200,7 +209,7 @@ func quarantineRelease(ctx context.Context, c *cli, args []string) int {
 
 func quarantineList(ctx context.Context, c *cli, args []string) int {
 	fs, _, asJSON := quarantineFlags(c, "list")
-	registry, data, _, _, code := quarantineArgs(c, fs, args, false)
+	registry, offline, _, _, code := quarantineArgs(c, fs, args, false)
 	if code != exitOK {
 		return code
 	}
@@ -214,7 +223,7 @@ func quarantineList(ctx context.Context, c *cli, args []string) int {
 		}
 		qs = ans.Quarantines
 	} else {
-		st, _, code := openStore(ctx, c, c.flags("quarantine list"), []string{"--data", data})
+		st, _, code := openStore(ctx, c, c.flags("quarantine list"), offline)
 		if st == nil {
 			return code
 		}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pluginyard/registry/store"
 )
 
 func TestQuarantineCommand(t *testing.T) {
@@ -163,5 +166,38 @@ func TestQuarantineCommandOnline(t *testing.T) {
 				t.Errorf("exit %d, output:\n%s\nwant exit %d and %q", code, all, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// Offline, quarantine and archive change the store --database and --blobs name, not only
+// the one in --data: a database outside the data directory is the one changed.
+func TestQuarantineAndArchiveHonourDatabaseFlag(t *testing.T) {
+	dbDir, data := t.TempDir(), t.TempDir()
+	st := MustStore(t, dbDir)
+	insertMinRelease(t, st, "acme-hello", "1.0.0", "0.91.1")
+	_ = st.Close()
+	db := []string{"--data", data, "--database", "sqlite:" + filepath.Join(dbDir, store.DBFile), "--blobs", "file:" + filepath.Join(dbDir, "blobs")}
+	for _, run := range []struct {
+		name string
+		cmd  func(context.Context, *cli, []string) int
+		args []string
+	}{
+		{"quarantine set", cmdQuarantine, append([]string{"set", "--reason", "malware report"}, append(db, "acme-hello")...)},
+		{"archive", cmdArchive, append(append([]string{}, db...), "acme-hello")},
+	} {
+		c, out, errOut := testCLI(nil)
+		if code := run.cmd(context.Background(), c, run.args); code != exitOK {
+			t.Fatalf("%s with --database: exit %d\n%s%s", run.name, code, out, errOut)
+		}
+	}
+	st = MustStore(t, dbDir)
+	defer st.Close()
+	qs, err := st.Quarantines(context.Background())
+	if err != nil || len(qs) != 1 {
+		t.Errorf("quarantines in the --database store: %+v, %v; want one", qs, err)
+	}
+	p, err := st.Package(context.Background(), "acme-hello")
+	if err != nil || p.ArchivedAt == nil {
+		t.Errorf("the package in the --database store: %+v, %v; want archived", p, err)
 	}
 }
