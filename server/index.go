@@ -92,33 +92,24 @@ func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 	setHeader(h, "Cache-Control", docCache)
 	setHeader(h, echo.HeaderAccessControlAllowOrigin, anyOrigin)
 	addVary(h)
-	if acceptsGzip(c.Request().Header) {
-		gz := d.Gzip()
+	gzip := acceptsGzip(c.Request().Header)
+	body, file, encodedLen := d.Body, d.BodyFile, int64(0)
+	if gzip {
+		body, file = d.Gzip(), d.GzipFile
+		encodedLen = int64(len(body))
 		setHeader(h, echo.HeaderContentEncoding, gzipCoding)
-		m := s.docHeaders.of(d, true, gz)
-		setHeader(h, "Etag", m.etag)
-		if path := fileFor(len(gz), d.GzipFile); path != "" {
-			if f := s.docFiles.get(path, len(gz)); f != nil {
-				defer s.docFiles.put(path, f)
-				serveContent(c, d.LastModified, f, int64(len(gz)))
-				return nil
-			}
-		}
-		defer corkConn(c.Request())()
-		serveBytes(c, m, d.LastModified, gz, true)
-		return nil
 	}
-	m := s.docHeaders.of(d, false, d.Body)
+	m := s.docHeaders.of(d, gzip, body)
 	setHeader(h, "Etag", m.etag)
-	if path := fileFor(len(d.Body), d.BodyFile); path != "" {
-		if f := s.docFiles.get(path, len(d.Body)); f != nil {
+	if path := fileFor(len(body), file); path != "" {
+		if f := s.docFiles.get(path, len(body)); f != nil {
 			defer s.docFiles.put(path, f)
-			serveContent(c, d.LastModified, f, 0)
+			serveContent(c, d.LastModified, f, encodedLen)
 			return nil
 		}
 	}
 	defer corkConn(c.Request())()
-	serveBytes(c, m, d.LastModified, d.Body, false)
+	serveBytes(c, m, d.LastModified, body, gzip)
 	return nil
 }
 
