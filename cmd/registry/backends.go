@@ -101,12 +101,9 @@ func (b backends) check(redirect bool) error {
 // process's local state. The blob store is the store's own folder when --blobs is the
 // default; it is closed with the store.
 func (b backends) open(ctx context.Context, dataDir string) (*store.Store, blobStore, error) {
-	if err := b.check(false); err != nil {
-		return nil, nil, err
-	}
-	st, err := store.OpenURL(ctx, b.databaseURL(dataDir), dataDir)
+	st, err := b.openMetadata(ctx, dataDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--database: %w", err)
+		return nil, nil, err
 	}
 	blobs, err := b.openBlobs(ctx, st, dataDir)
 	if err != nil {
@@ -114,6 +111,19 @@ func (b backends) open(ctx context.Context, dataDir string) (*store.Store, blobS
 		return nil, nil, err
 	}
 	return st, blobs, nil
+}
+
+// openMetadata opens only the metadata store the flags name (both are still checked), for
+// a command that never reads a blob: a bucket is not probed for it.
+func (b backends) openMetadata(ctx context.Context, dataDir string) (*store.Store, error) {
+	if err := b.check(false); err != nil {
+		return nil, err
+	}
+	st, err := store.OpenURL(ctx, b.databaseURL(dataDir), dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("--database: %w", err)
+	}
+	return st, nil
 }
 
 func (b backends) openBlobs(ctx context.Context, st *store.Store, dataDir string) (blobStore, error) {

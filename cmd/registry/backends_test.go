@@ -267,3 +267,20 @@ func TestServeSweepsOnlyWhatNoReplicaCanOwn(t *testing.T) {
 		t.Errorf("serve removed a young unrecorded blob from the shared bucket: %v", err)
 	}
 }
+
+// TestRowCommandsLeaveTheBucketAlone: a command that only reads and writes rows (token
+// list) runs with --blobs naming a bucket that cannot be reached, which it never reads;
+// fsck, which reads every blob, is refused with --blobs named.
+func TestRowCommandsLeaveTheBucketAlone(t *testing.T) {
+	dir := mustDemoStore(t)
+	ctx := context.Background()
+	unreachable := "s3://registry?endpoint=127.0.0.1:1&insecure=1"
+	c, _, errOut := testCLI(map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"})
+	if code := cmdToken(ctx, c, []string{"list", "--data", dir, "--blobs", unreachable}); code != exitOK {
+		t.Fatalf("token list with an unreachable bucket: exit %d, %s", code, errOut)
+	}
+	c, _, errOut = testCLI(map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"})
+	if code := cmdFsck(ctx, c, []string{"--data", dir, "--blobs", unreachable}); code != exitUsage || !strings.Contains(errOut.String(), "--blobs") {
+		t.Fatalf("fsck with an unreachable bucket: exit %d, %s; want %d naming --blobs", code, errOut, exitUsage)
+	}
+}

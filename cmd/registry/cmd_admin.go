@@ -24,13 +24,19 @@ import (
 // commands that only do that (token, pin, backup) run while it does. It parses args; on a
 // parse error or -h the store is nil and the code is parse's.
 func openStore(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*store.Store, []string, int) {
-	st, _, pos, code := openBackends(ctx, c, fs, args)
+	st, _, pos, code := openWith(ctx, c, fs, args, false)
 	return st, pos, code
 }
 
 // openBackends is openStore that also opens the blob store --blobs names (--database and
 // --blobs are declared on fs, beside --data).
 func openBackends(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*store.Store, blobStore, []string, int) {
+	return openWith(ctx, c, fs, args, true)
+}
+
+// openWith is openStore, and with withBlobs openBackends: the commands that only read and
+// write rows do not open (and so probe) a bucket.
+func openWith(ctx context.Context, c *cli, fs *flag.FlagSet, args []string, withBlobs bool) (*store.Store, blobStore, []string, int) {
 	data := dataFlag(c, fs)
 	b := backendFlags(c, fs)
 	pos, err := parse(fs, args)
@@ -41,7 +47,15 @@ func openBackends(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) 
 		fmt.Fprintf(c.stderr, "%s: %s\n", fs.Name(), msg)
 		return nil, nil, nil, exitUsage
 	}
-	st, blobs, err := b.open(ctx, *data)
+	var (
+		st    *store.Store
+		blobs blobStore
+	)
+	if withBlobs {
+		st, blobs, err = b.open(ctx, *data)
+	} else {
+		st, err = b.openMetadata(ctx, *data)
+	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
 		return nil, nil, nil, exitUsage

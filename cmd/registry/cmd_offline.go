@@ -156,7 +156,7 @@ func openOffline(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (
 		fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
 		return nil, nil, exitInvalid
 	}
-	st, _, err := b.open(ctx, *data)
+	st, err := b.openMetadata(ctx, *data)
 	if err != nil {
 		_ = lock.Close()
 		fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
