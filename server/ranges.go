@@ -1,0 +1,20 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+)
+
+// maxRanges is the most byte ranges one package download answers. A client resuming or
+// fetching in parts asks for one range, or a few; a 64 KiB header can hold thousands of
+// one-byte ranges, each a seek and a read of the blob — on an S3 bucket one ranged GET each
+// — for a few bytes sent. Over it the Range header is ignored and the whole body answered,
+// as net/http itself does for ranges that add up to more than the file.
+const maxRanges = 16
+
+// dropExcessRanges removes a Range header asking for more than maxRanges ranges.
+func dropExcessRanges(r *http.Request) {
+	if h := r.Header.Get("Range"); h != "" && strings.Count(h, ",") >= maxRanges {
+		r.Header.Del("Range")
+	}
+}
