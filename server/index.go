@@ -108,7 +108,6 @@ func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 			return nil
 		}
 	}
-	defer corkConn(c.Request())()
 	serveBytes(c, m, d.LastModified, body, gzip)
 	return nil
 }
@@ -138,7 +137,8 @@ func serveBytes(c echo.Context, m *docHeaderValues, modtime time.Time, body []by
 	setHeader(h, echo.HeaderContentLength, m.length)
 	res.WriteHeader(http.StatusOK)
 	if c.Request().Method != http.MethodHead {
-		_, _ = res.Write(body)
+		n, _ := writeWhole(c.Request(), res.Writer, body) // head and body in one writev (heldconn.go)
+		res.Size += n
 	}
 }
 
@@ -182,9 +182,9 @@ func gzipETag(etag string) string {
 
 // sendfileMin is the smallest body sent from its file: below it, the file's syscalls (open,
 // fstat, two lseeks, a 512-byte read, close) cost more than copying the bytes from memory
-// (bench/load's gzip phase: a 58 KB body at 1,000 plugins). A body from memory is written
-// with the connection corked (corkConn), so that headers and body leave in one segment
-// as nginx's tcp_nopush sends them, not a 4 KiB buffer's worth and then the rest.
+// (bench/load's gzip phase: a 58 KB body at 1,000 plugins). A body from memory leaves with
+// the response head in one writev (writeWhole), as nginx's tcp_nopush sends them, not a
+// 4 KiB buffer's worth and then the rest.
 var sendfileMin = 256 << 10 // a variable so that tests can reach the file path with small documents
 
 // fileFor is file() for a body of size bytes worth sending from disk, else "" (memory).

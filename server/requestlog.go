@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,7 +18,8 @@ import (
 // and Serve writes what is left before it returns. Outside Serve (a Server used as an
 // http.Handler, as in tests), each line is written at once.
 type requestLog struct {
-	h slog.Handler
+	h   slog.Handler
+	out *LogOutput // h's destination when it is one: a queue's lines leave in one write
 
 	mu      sync.Mutex
 	queue   []slog.Record
@@ -35,8 +37,8 @@ const (
 	requestLogMax = 4096
 )
 
-func newRequestLog(h slog.Handler) *requestLog {
-	return &requestLog{h: h, wake: make(chan struct{}, 1)}
+func newRequestLog(h slog.Handler, out *LogOutput) *requestLog {
+	return &requestLog{h: h, out: out, wake: make(chan struct{}, 1)}
 }
 
 // add writes r, or queues it while the flusher runs.
@@ -118,7 +120,61 @@ func (l *requestLog) flush() {
 }
 
 func (l *requestLog) write(q []slog.Record) {
-	for _, r := range q {
-		_ = l.h.Handle(context.Background(), r)
+	if len(q) == 0 {
+		return
+	}
+	l.out.batch(func() {
+		for _, r := range q {
+			_ = l.h.Handle(context.Background(), r)
+		}
+	})
+}
+
+// LogOutput is the destination of the process's log (wrap stderr in one and give it to the
+// slog handler and to Config.LogOutput): the request log's queued lines then leave in one
+// write instead of a write each. A line written by anything else meanwhile joins the batch,
+// in order; any other time a write goes straight through.
+type LogOutput struct {
+	mu       sync.Mutex
+	w        io.Writer
+	batching bool
+	buf      []byte
+}
+
+// logOutputKeep is the largest batch buffer kept for the next batch.
+const logOutputKeep = 1 << 20
+
+// NewLogOutput writes to w.
+func NewLogOutput(w io.Writer) *LogOutput { return &LogOutput{w: w} }
+
+func (o *LogOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.batching {
+		o.buf = append(o.buf, p...)
+		return len(p), nil
+	}
+	return o.w.Write(p)
+}
+
+// batch runs f, collecting what it writes, and writes that at once. A nil o just runs f.
+func (o *LogOutput) batch(f func()) {
+	if o == nil {
+		f()
+		return
+	}
+	o.mu.Lock()
+	o.batching = true
+	o.mu.Unlock()
+	f()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.batching = false
+	if len(o.buf) > 0 {
+		_, _ = o.w.Write(o.buf)
+	}
+	o.buf = o.buf[:0]
+	if cap(o.buf) > logOutputKeep {
+		o.buf = nil
 	}
 }

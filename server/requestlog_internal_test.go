@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,7 +58,7 @@ func upTo(n int) []int64 {
 // http.Handler) every line is written before add returns.
 func TestRequestLogWritesAtOnceOutsideServe(t *testing.T) {
 	h := &recordHandler{}
-	l := newRequestLog(h)
+	l := newRequestLog(h, nil)
 	for i := range 3 {
 		l.add(numbered(i))
 		if got := len(h.lines()); got != i+1 {
@@ -69,7 +72,7 @@ func TestRequestLogWritesAtOnceOutsideServe(t *testing.T) {
 // keep up never grows memory.
 func TestRequestLogQueueIsBounded(t *testing.T) {
 	h := &recordHandler{}
-	l := newRequestLog(h)
+	l := newRequestLog(h, nil)
 	l.running = true // as start does, without a flusher that could write the queue first
 	for i := range requestLogMax - 1 {
 		l.add(numbered(i))
@@ -90,7 +93,7 @@ func TestRequestLogQueueIsBounded(t *testing.T) {
 // returns; lines after it are written at once.
 func TestRequestLogStopWritesTheRest(t *testing.T) {
 	h := &recordHandler{}
-	l := newRequestLog(h)
+	l := newRequestLog(h, nil)
 	stop := l.start()
 	for i := range 100 {
 		l.add(numbered(i))
@@ -109,7 +112,7 @@ func TestRequestLogStopWritesTheRest(t *testing.T) {
 // still runs, not only at the end.
 func TestRequestLogFlushesWhileRunning(t *testing.T) {
 	h := &recordHandler{}
-	l := newRequestLog(h)
+	l := newRequestLog(h, nil)
 	stop := l.start()
 	defer stop()
 	l.add(numbered(0))
@@ -120,6 +123,43 @@ func TestRequestLogFlushesWhileRunning(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("a queued line was never written while the flusher ran")
+}
+
+// countingWriter counts its writes and keeps their bytes.
+type countingWriter struct {
+	writes int
+	bytes.Buffer
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestLogOutputWritesAQueueAtOnce: with a LogOutput, a queue of request lines leaves in
+// one write, every line in order; a line logged outside a batch goes straight through.
+func TestLogOutputWritesAQueueAtOnce(t *testing.T) {
+	w := &countingWriter{}
+	out := NewLogOutput(w)
+	log := slog.New(slog.NewJSONHandler(out, nil))
+	l := newRequestLog(log.Handler(), out)
+	l.running = true
+	for i := range 50 {
+		l.add(numbered(i))
+	}
+	l.flush()
+	if w.writes != 1 || strings.Count(w.String(), "\n") != 50 {
+		t.Fatalf("a queue of 50 lines: %d writes, %d lines; want 1 write of 50", w.writes, strings.Count(w.String(), "\n"))
+	}
+	for i, line := range strings.Split(strings.TrimSpace(w.String()), "\n") {
+		if !strings.Contains(line, fmt.Sprintf(`"n":%d}`, i)) {
+			t.Fatalf("line %d is %s", i, line)
+		}
+	}
+	log.Warn("not a request")
+	if w.writes != 2 || !strings.Contains(w.String(), "not a request") {
+		t.Errorf("a line outside a batch: %d writes, want 2 (straight through)", w.writes)
+	}
 }
 
 // TestSharedHeaderValuesAreNotWrittenThrough: the header values set on every response

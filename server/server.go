@@ -52,6 +52,9 @@ type Config struct {
 	// Log is the transparency log served at /log/; nil opens the store's, with the key in
 	// its data directory.
 	Log *translog.Log
+	// LogOutput, when set, is where the logger passed to New writes: the request lines
+	// queued while Serve runs then leave in one write per batch (requestlog.go).
+	LogOutput *LogOutput
 }
 
 // OIDCExchanger trades a CI provider's identity token for a short-lived upload token.
@@ -101,7 +104,7 @@ func New(cfg Config, svc *ingest.Service, md Metadata, log *slog.Logger) *Server
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, svc: svc, md: md, cfg: cfg, log: log, now: time.Now, metrics: cfg.Metrics, limits: newRateLimiters(cfg.RateLimits),
-		reqlog: newRequestLog(log.Handler())}
+		reqlog: newRequestLog(log.Handler(), cfg.LogOutput)}
 	e.HTTPErrorHandler = s.handleError
 	s.openLog()
 	s.routes()
@@ -135,11 +138,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ConnContext:       withConn, // lets serveDoc cork the connection (index_cork.go)
+		ConnContext:       withConn, // lets serveDoc send a document in one writev (heldconn.go)
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(heldListener{ln}) }()
 	select {
 	case err := <-errc:
 		return err

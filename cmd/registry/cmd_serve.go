@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -63,15 +64,20 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 }
 
 func newLogger(c *cli, format string) *slog.Logger {
+	return newLoggerTo(c.stderr, format)
+}
+
+func newLoggerTo(w io.Writer, format string) *slog.Logger {
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(c.stderr, nil))
+		return slog.New(slog.NewJSONHandler(w, nil))
 	}
-	return slog.New(slog.NewTextHandler(c.stderr, nil))
+	return slog.New(slog.NewTextHandler(w, nil))
 }
 
 // serve runs the registry with a validated configuration.
 func serve(ctx context.Context, c *cli, cfg Config) error {
-	log := newLogger(c, cfg.LogFormat)
+	logOut := server.NewLogOutput(c.stderr) // request lines leave in batches (server.LogOutput)
+	log := newLoggerTo(logOut, cfg.LogFormat)
 	list, err := loadList(cfg.PluginsPath)
 	if err != nil {
 		return err
@@ -176,7 +182,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	defer stopWebhooks() // before the store closes
 	srv := server.New(server.Config{PublicURL: cfg.PublicURL, AdminSecret: cfg.AdminToken, SiteName: cfg.SiteName,
 		MaxBodyBytes: cfg.MaxBodyBytes, Reload: reloader.reload, ReadyDetail: reloader.detail,
-		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus, Log: tlog, Webhooks: cfg.webhooks}, svc, st, log)
+		Metrics: metrics, RateLimits: cfg.rateLimits(), OIDC: oidcExchanger, Sync: syncStatus, Log: tlog, Webhooks: cfg.webhooks, LogOutput: logOut}, svc, st, log)
 
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
