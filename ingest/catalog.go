@@ -20,8 +20,8 @@ import (
 	"github.com/pluginyard/registry/version"
 )
 
-// Document is one built index document, ready to serve: its bytes and validators; its file
-// (BodyFile) and gzip representation (Gzip) are made once, on first use, off the write path.
+// Document is one built index document, ready to serve from memory: its bytes and
+// validators; its gzip representation (Gzip) is made once, on first use, off the write path.
 type Document struct {
 	Body         []byte
 	ETag         string
@@ -453,7 +453,7 @@ func newDocument(body []byte, at time.Time) Document {
 // newDocumentDigest is newDocument when body's index.Digest is known: its ETag.
 func newDocumentDigest(body []byte, at time.Time, digest [sha256.Size]byte) Document {
 	return Document{Body: body, ETag: `"` + hex.EncodeToString(digest[:16]) + `"`, LastModified: at.Truncate(time.Second),
-		lazy: &docLazy{born: time.Now()}}
+		lazy: &docLazy{}}
 }
 
 // searchDoc is the search row of one item.

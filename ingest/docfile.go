@@ -2,10 +2,7 @@ package ingest
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,9 +12,10 @@ import (
 	"github.com/pluginyard/registry/index"
 )
 
-// docDir is where the built documents are also kept as files, under the data directory,
-// so the server can hand them to the kernel (sendfile) as a static file server would. They
-// are derived data, written on first use of each document (BodyFile, Gzip).
+// docDir is the data directory's folder of derived index state: the last good documents
+// (lastgood.go) and the search table's digest (search.sum). The documents themselves are
+// served from memory; versions that also sent them from files left name-ETag.json and
+// .json.gz files here, which removeOldDocFiles deletes.
 const docDir = "index"
 
 // GzipLevel is the compression level of the documents' gzip representation: a document
@@ -40,100 +38,30 @@ func gzipLevel(n int) int {
 	return GzipLevel
 }
 
-// docLazy is what a document makes on first use, shared by its copies: its body's file,
-// its gzip bytes and their file.
+// docLazy is what a document makes on first use, shared by its copies: its gzip bytes.
 type docLazy struct {
-	dir       string    // where the files go; "" keeps them in memory only
-	name      string    // "kandev" | "curupira" | a shard's name
-	born      time.Time // when the document was built (bodyFileDelay counts from it)
-	bodyOnce  sync.Once
-	bodyStart atomic.Bool // the write was started
-	bodyReady atomic.Bool // bodyFile is set (the write ended, written or not)
-	bodyFile  string
-	gzOnce    sync.Once
-	gzReady   atomic.Bool
-	gz        []byte
-	gzFile    string
-}
-
-// bodyFileDelay is how long a document is served from memory before its file is written:
-// under a stream of changes (a publish every few milliseconds) each document is superseded
-// before then, so none of them costs a write of up to 5 MiB that no reader would use.
-const bodyFileDelay = 500 * time.Millisecond
-
-// BodyFile is the document's body on disk, for zero-copy serving; "" until it is written
-// (the bytes are then served from memory). The first call once the document is
-// bodyFileDelay old starts the write in the background: no request waits for a file after
-// a change.
-func (d *Document) BodyFile() string {
-	if d.lazy == nil {
-		return ""
-	}
-	l := d.lazy
-	if l.bodyReady.Load() {
-		return l.bodyFile
-	}
-	if time.Since(l.born) < bodyFileDelay {
-		return ""
-	}
-	l.bodyOnce.Do(func() {
-		l.bodyStart.Store(true)
-		go d.writeBodyFile()
-	})
-	return ""
-}
-
-func (d *Document) writeBodyFile() {
-	l := d.lazy
-	defer l.bodyReady.Store(true)
-	if l.dir == "" {
-		return
-	}
-	path := filepath.Join(l.dir, fmt.Sprintf("%s-%s.json", l.name, strings.Trim(d.ETag, `"`)))
-	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(d.Body)) {
-		l.bodyFile = path
-		return
-	}
-	if err := os.MkdirAll(l.dir, 0o750); err == nil && writeAtomic(path, d.Body) == nil {
-		l.bodyFile = path
-	}
+	gzOnce  sync.Once
+	gzReady atomic.Bool
+	gz      []byte
 }
 
 // Gzip is the document's gzip representation, compressed on first call (callers at the
 // same time wait for the one compression).
 func (d *Document) Gzip() []byte {
-	gz, _ := d.gzip()
-	return gz
-}
-
-// GzipFile is the file holding Gzip's bytes ("" when only in memory); it compresses first
-// when needed.
-func (d *Document) GzipFile() string {
-	_, f := d.gzip()
-	return f
-}
-
-// GzipReady reports whether Gzip would answer without compressing.
-func (d *Document) GzipReady() bool { return d.lazy != nil && d.lazy.gzReady.Load() }
-
-func (d *Document) gzip() ([]byte, string) {
 	if d.lazy == nil { // a Document not made by newDocument: nothing to keep it in, and no
 		// field written, so that concurrent readers do not race
-		return compress(d.Body), ""
+		return compress(d.Body)
 	}
 	l := d.lazy
 	l.gzOnce.Do(func() {
 		l.gz = compress(d.Body)
-		if l.dir != "" {
-			path := filepath.Join(l.dir, fmt.Sprintf("%s-%s.json.gz", l.name, strings.Trim(d.ETag, `"`)))
-			if err := os.MkdirAll(l.dir, 0o750); err == nil && writeAtomic(path, l.gz) == nil {
-				l.gzFile = path
-			}
-		}
 		l.gzReady.Store(true)
 	})
-	return l.gz, l.gzFile
+	return l.gz
 }
+
+// GzipReady reports whether Gzip would answer without compressing.
+func (d *Document) GzipReady() bool { return d.lazy != nil && d.lazy.gzReady.Load() }
 
 // compress is body's gzip representation at gzipLevel.
 func compress(body []byte) []byte {
@@ -158,14 +86,13 @@ func writeAtomic(path string, data []byte) error {
 // A plan a later build keeps (unchanged entries) keeps its document and validators.
 type shardDocs struct {
 	plans *index.Shards
-	dir   string
 	mu    sync.Mutex
 	docs  map[*index.ShardPlan]*Document
 	list  *Document // the shard list (index.ShardListName), made on first request
 }
 
-func newShardDocs(plans *index.Shards, dir string, prev *shardDocs) *shardDocs {
-	sd := &shardDocs{plans: plans, dir: dir, docs: map[*index.ShardPlan]*Document{}}
+func newShardDocs(plans *index.Shards, prev *shardDocs) *shardDocs {
+	sd := &shardDocs{plans: plans, docs: map[*index.ShardPlan]*Document{}}
 	if prev == nil {
 		return sd
 	}
@@ -203,7 +130,6 @@ func (d *Documents) Shard(name string) (*Document, bool, error) {
 		return nil, true, err
 	}
 	built := newDocument(doc.Body, sp.GeneratedAt())
-	built.lazy.dir, built.lazy.name = sd.dir, "shard-"+strings.TrimSuffix(name, ".json")
 	sd.docs[sp] = &built
 	return &built, true, nil
 }

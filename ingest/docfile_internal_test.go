@@ -3,51 +3,15 @@ package ingest
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
-
-// A document's file is written in the background: the first request after a change is
-// answered from memory at once, never after a disk write, and a later one finds the file
-// holding exactly the body.
-func TestBodyFileNeverBlocks(t *testing.T) {
-	d := newDocument([]byte(`{"schema_version":1,"plugins":[]}`), time.Now())
-	d.lazy.dir, d.lazy.name = t.TempDir(), "kandev"
-	d.lazy.born = time.Now().Add(-bodyFileDelay)
-	if f := d.BodyFile(); f != "" {
-		t.Fatalf("first BodyFile() = %q: the write must not be waited for", f)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for d.BodyFile() == "" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	got, err := os.ReadFile(d.BodyFile())
-	if err != nil || !bytes.Equal(got, d.Body) {
-		t.Fatalf("the file %q holds %q (%v), want the body", d.BodyFile(), got, err)
-	}
-}
-
-// A document younger than bodyFileDelay is served from memory and starts no write: under
-// back-to-back publishes no superseded document is written to disk.
-func TestBodyFileWaitsForAStableDocument(t *testing.T) {
-	d := newDocument([]byte(`{"schema_version":1,"plugins":[]}`), time.Now())
-	d.lazy.dir, d.lazy.name = t.TempDir(), "kandev"
-	for range 3 {
-		if f := d.BodyFile(); f != "" || d.lazy.bodyStart.Load() {
-			t.Fatalf("BodyFile() of a new document = %q, write started %v: want memory and no write before %v", f, d.lazy.bodyStart.Load(), bodyFileDelay)
-		}
-	}
-	d.lazy.born = time.Now().Add(-bodyFileDelay)
-	_ = d.BodyFile()
-	if !d.lazy.bodyStart.Load() {
-		t.Fatalf("a document %v old started no write", bodyFileDelay)
-	}
-	for deadline := time.Now().Add(5 * time.Second); !d.lazy.bodyReady.Load() && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond) // the write ends before the temporary directory goes
-	}
-}
 
 // Large documents are compressed at the default level, small ones at the best; both
 // decompress to the body.
@@ -85,5 +49,44 @@ func TestGzipOfAZeroDocumentIsRaceFree(t *testing.T) {
 	}
 	if d.lazy != nil {
 		t.Error("Gzip wrote d.lazy of a Document others may be reading")
+	}
+}
+
+// A data directory from a version that served documents from files holds their
+// name-ETag.json and .json.gz files (and a write's .tmp) directly under index/: the first
+// build's persisted documents remove them, and leave the last good documents and
+// search.sum in place.
+func TestOldDocFilesAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	st := MustStore(t, dir)
+	old := []string{"kandev-0123abcd.json", "kandev-0123abcd.json.gz", "curupira-4567ef01.json",
+		"curupira-4567ef01.json.gz", "shard-all.a-89ab.json.gz", "kandev-cdef.json.tmp"}
+	docs := filepath.Join(dir, docDir)
+	if err := os.MkdirAll(docs, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range old {
+		if err := os.WriteFile(filepath.Join(docs, name), []byte(`{"plugins":[]}`), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := MustService(t, st, Config{})
+	if err := svc.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	svc.persist.wait()
+	entries, err := os.ReadDir(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if diff := cmp.Diff([]string{lastGoodDir, "search.sum"}, left); diff != "" {
+		t.Errorf("%s after the first build (-want +got):\n%s", docs, diff)
+	}
+	if _, err := os.Stat(svc.lastGoodPath(lastGoodMeta)); err != nil {
+		t.Errorf("the last good documents: %v", err)
 	}
 }

@@ -94,25 +94,19 @@ func (s *Service) documents(b *built, serial int64) (*Documents, error) {
 	if d := s.docs.Load(); d != nil {
 		prev = d.shards
 	}
-	docs := &Documents{Kandev: s.newDoc("kandev", kd, at), Curupira: s.newDoc("curupira", cd, at), Serial: serial,
+	docs := &Documents{Kandev: docOf(kd, at), Curupira: docOf(cd, at), Serial: serial,
 		Plugins: b.plugins.Len() + b.exts.Len(), Total: b.plugins.Len(), Listed: kd.Listed, Mode: kd.Mode,
-		shards: newShardDocs(shards, s.docFileDir(), prev)}
+		shards: newShardDocs(shards, prev)}
 	return docs, nil
 }
 
-// newDoc is a document whose files go under the documents' folder as name-ETag.
-func (s *Service) newDoc(name string, fd index.Doc, at time.Time) Document {
-	var d Document
+// docOf is the document of fd, its ETag from fd's digest when the build computed it.
+func docOf(fd index.Doc, at time.Time) Document {
 	if fd.Digest == ([sha256.Size]byte{}) {
-		d = newDocument(fd.Body, at)
-	} else {
-		d = newDocumentDigest(fd.Body, at, fd.Digest)
+		return newDocument(fd.Body, at)
 	}
-	d.lazy.dir, d.lazy.name = s.docFileDir(), name
-	return d
+	return newDocumentDigest(fd.Body, at, fd.Digest)
 }
-
-func (s *Service) docFileDir() string { return filepath.Join(s.store.Dir(), docDir) }
 
 // fitError is a limit that holds no entry (index.size: the operator's --index-max-bytes
 // is below any document), else an entry hosts cannot read (index.invalid).

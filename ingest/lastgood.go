@@ -19,9 +19,8 @@ import (
 )
 
 // lastGoodDir keeps the documents of the last successful rebuild beside the blobs, so that
-// a start whose rebuild fails still serves hosts the valid index they had. Unlike the
-// per-ETag files of docfile.go (derived, rewritten at every start), these are durable:
-// fsynced, and replaced only by a later successful rebuild, through one rename of
+// a start whose rebuild fails still serves hosts the valid index they had. They are
+// durable: fsynced, and replaced only by a later successful rebuild, through one rename of
 // lastGoodMeta, which is the commit point.
 const (
 	lastGoodDir  = "last-good"
@@ -76,41 +75,27 @@ func (s *Service) lastGoodPath(name string) string {
 }
 
 // writePersisted persists docs, put in force by a successful build, as the last good
-// documents (the persister calls it, off the write path), then removes the document files
-// of builds no longer in force. A failure costs only the freshness of the fallback: the
-// documents are in force either way, so it is logged, not returned.
+// documents (the persister calls it, off the write path); the first time, it also removes
+// what older versions left in docDir (removeOldDocFiles). A failure costs only the
+// freshness of the fallback: the documents are in force either way, so it is logged, not
+// returned.
 func (s *Service) writePersisted(docs *Documents) {
 	if err := s.writeLastGood(docs); err != nil {
 		s.log.Error("the last good index documents were not persisted; a refused rebuild at the next start would serve older ones", "err", err)
 	}
-	s.removeStaleDocFiles()
+	s.oldDocFiles.Do(s.removeOldDocFiles)
 }
 
-// removeStaleDocFiles removes the document files (BodyFile, GzipFile) of documents no
-// longer in force; a request that has one open keeps reading it.
-func (s *Service) removeStaleDocFiles() {
-	cur := s.docs.Load()
-	if cur == nil {
-		return
-	}
-	keep := map[string]bool{}
-	for _, d := range []*Document{&cur.Kandev, &cur.Curupira} {
-		keep[strings.Trim(d.ETag, `"`)] = true
-	}
-	if cur.shards != nil {
-		cur.shards.mu.Lock()
-		for _, d := range cur.shards.docs {
-			keep[strings.Trim(d.ETag, `"`)] = true
-		}
-		cur.shards.mu.Unlock()
-	}
-	old, _ := filepath.Glob(filepath.Join(s.docFileDir(), "*.json*"))
+// removeOldDocFiles removes the files of documents that versions serving them from disk
+// wrote directly under docDir (name-ETag.json, .json.gz, and their .tmp): documents are
+// served from memory now, and nothing reads those files, each up to 5 MiB. The last good
+// documents (in lastGoodDir) and search.sum stay. A folder without them is no error.
+func (s *Service) removeOldDocFiles() {
+	old, _ := filepath.Glob(filepath.Join(s.store.Dir(), docDir, "*.json*"))
 	for _, p := range old {
-		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(p), ".gz"), ".json")
-		if i := strings.LastIndexByte(name, '-'); i >= 0 && keep[name[i+1:]] {
-			continue
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			_ = os.Remove(p)
 		}
-		_ = os.Remove(p)
 	}
 }
 
@@ -226,7 +211,6 @@ func (s *Service) readLastGoodBody(f lastGoodFile, at time.Time) (Document, erro
 		return Document{}, fmt.Errorf("ingest: last good document %s is %d bytes with ETag %s; its record says %d bytes, ETag %s (damaged on disk)",
 			path, len(body), d.ETag, f.Size, f.ETag)
 	}
-	d.lazy.bodyOnce.Do(func() { d.lazy.bodyFile = path }) // served from where it is
 	return d, nil
 }
 

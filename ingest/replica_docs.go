@@ -156,8 +156,8 @@ func (s *Service) documentsOf(b *built, serial int64, kd, cd store.StoredDocumen
 	if err != nil {
 		return nil, fmt.Errorf("shard plans: %w", err)
 	}
-	kandev := s.newDoc("kandev", index.Doc{Body: kd.Body}, at)
-	curupira := s.newDoc("curupira", index.Doc{Body: cd.Body}, at)
+	kandev := newDocument(kd.Body, at)
+	curupira := newDocument(cd.Body, at)
 	for _, c := range []struct {
 		got  *Document
 		want store.StoredDocument
@@ -172,5 +172,5 @@ func (s *Service) documentsOf(b *built, serial int64, kd, cd store.StoredDocumen
 		prev = d.shards
 	}
 	return &Documents{Kandev: kandev, Curupira: curupira, Serial: serial, Plugins: meta.Plugins, Total: meta.Total,
-		Listed: meta.Listed, Mode: meta.Mode, shards: newShardDocs(shards, s.docFileDir(), prev)}, nil
+		Listed: meta.Listed, Mode: meta.Mode, shards: newShardDocs(shards, prev)}, nil
 }

@@ -124,6 +124,8 @@ type Service struct {
 
 	replica replicaState // following the change feed, sharing documents (replica.go); off by default
 
+	oldDocFiles sync.Once // removeOldDocFiles, with the first persisted documents
+
 	// ctx is the Service's own context: rebuilds after a committed change and their
 	// retries run on it, not on a request's. Close cancels it.
 	ctx    context.Context

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -320,25 +319,5 @@ func TestContentDispositionIsQuoted(t *testing.T) {
 	want := map[string]string{"filename": "acme-hello-" + hostile.Version + ".tar.gz"}
 	if err != nil || disp != "attachment" || !cmp.Equal(params, want) {
 		t.Errorf("Content-Disposition %q parses as %q %v (%v); want attachment %v", r.Header.Get("Content-Disposition"), disp, params, err, want)
-	}
-}
-
-// TestIndexFileOfAnotherSizeIsNotServed: when the document's file no longer holds exactly
-// the body (rewritten, truncated), the bytes come from memory.
-func TestIndexFileOfAnotherSizeIsNotServed(t *testing.T) {
-	e := newEnv(t, "")
-	doc := e.svc.Documents().Kandev
-	for deadline := time.Now().Add(5 * time.Second); doc.BodyFile() == "" && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond) // the file is written in the background
-	}
-	if doc.BodyFile() == "" {
-		t.Fatal("the index document has no file; the sendfile path is not exercised")
-	}
-	if err := os.WriteFile(doc.BodyFile(), append(bytes.Clone(doc.Body), "trailing garbage"...), 0o640); err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/index.json", nil)
-	if r := e.doRaw(req); r.Status != http.StatusOK || !bytes.Equal(r.Body, doc.Body) {
-		t.Errorf("index.json: %d, %d bytes; want the %d-byte document", r.Status, len(r.Body), len(doc.Body))
 	}
 }

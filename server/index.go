@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,11 +80,10 @@ func (s *Server) serveDocument(c echo.Context, pick func(*ingest.Documents) *ing
 	return s.serveDoc(c, pick(docs))
 }
 
-// serveDoc serves d. The gzip bytes go to clients that prefer them, under their own ETag:
-// they are another representation, and a range of one must never be completed with bytes
-// of the other. A document is compressed once, on its first gzip request (concurrent
-// requests wait for that one compression); bodies of at least sendfileMin bytes are sent
-// from their files with sendfile(2), smaller ones from memory.
+// serveDoc serves d from memory (serveBytes). The gzip bytes go to clients that prefer
+// them, under their own ETag: they are another representation, and a range of one must
+// never be completed with bytes of the other. A document is compressed once, on its first
+// gzip request (concurrent requests wait for that one compression).
 func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 	h := c.Response().Header()
 	setHeader(h, echo.HeaderContentType, jsonType)
@@ -93,21 +91,13 @@ func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 	setHeader(h, echo.HeaderAccessControlAllowOrigin, anyOrigin)
 	addVary(h)
 	gzip := acceptsGzip(c.Request().Header)
-	body, file, encodedLen := d.Body, d.BodyFile, int64(0)
+	body := d.Body
 	if gzip {
-		body, file = d.Gzip(), d.GzipFile
-		encodedLen = int64(len(body))
+		body = d.Gzip()
 		setHeader(h, echo.HeaderContentEncoding, gzipCoding)
 	}
 	m := s.docHeaders.of(d, gzip, body)
 	setHeader(h, "Etag", m.etag)
-	if path := fileFor(len(body), file); path != "" {
-		if f := s.docFiles.get(path, len(body)); f != nil {
-			defer s.docFiles.put(path, f)
-			serveContent(c, d.LastModified, f, encodedLen)
-			return nil
-		}
-	}
 	serveBytes(c, m, d.LastModified, body, gzip)
 	return nil
 }
@@ -180,44 +170,12 @@ func gzipETag(etag string) string {
 	return strings.TrimSuffix(etag, `"`) + `-gzip"`
 }
 
-// sendfileMin is the smallest body sent from its file: below it, the file's syscalls (open,
-// fstat, two lseeks, a 512-byte read, close) cost more than copying the bytes from memory
-// (bench/load's gzip phase: a 58 KB body at 1,000 plugins). A body from memory leaves with
-// the response head in one writev (writeWhole), as nginx's tcp_nopush sends them, not a
-// 4 KiB buffer's worth and then the rest.
-var sendfileMin = 256 << 10 // a variable so that tests can reach the file path with small documents
-
-// fileFor is file() for a body of size bytes worth sending from disk, else "" (memory).
-func fileFor(size int, file func() string) string {
-	if size < sendfileMin {
-		return ""
-	}
-	return file()
-}
-
-// openFileOfSize opens path when it holds exactly size bytes (the document it was written
-// for), so that the connection can send it with sendfile(2); nil means serve the bytes
-// from memory.
-func openFileOfSize(path string, size int) *os.File {
-	if path == "" {
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	if st, err := f.Stat(); err != nil || st.Size() != int64(size) {
-		_ = f.Close()
-		return nil
-	}
-	return f
-}
-
 // serveContent is http.ServeContent through echo's response (so that logs and metrics see
-// the status and size), keeping the connection's ReadFrom within reach: a file is then sent
-// with sendfile(2). encodedLen is the length of a body the caller has already
-// Content-Encoded (0 if none): ServeContent leaves Content-Length out then, as if the
-// encoding happened on the fly, and the body would go out chunked.
+// the status and size), keeping the connection's ReadFrom within reach: a file (a package
+// download from the blob folder) is then sent with sendfile(2). encodedLen is the length
+// of a body the caller has already Content-Encoded (0 if none): ServeContent leaves
+// Content-Length out then, as if the encoding happened on the fly, and the body would go
+// out chunked.
 func serveContent(c echo.Context, modtime time.Time, content io.ReadSeeker, encodedLen int64) {
 	w := &contentWriter{res: c.Response(), encodedLen: encodedLen}
 	http.ServeContent(w, c.Request(), "", modtime, content)
@@ -375,87 +333,4 @@ func (dc *docHeaderCache) of(d *ingest.Document, gzip bool, body []byte) *docHea
 	}
 	actual, _ := m.LoadOrStore(d, v)
 	return actual.(*docHeaderValues)
-}
-
-// docFilePool keeps the files of the documents being served open between requests: an
-// os.Open of a regular file is eight system calls (open, fstat, a refused epoll_ctl,
-// fcntls, close), as many as the rest of a 500 KB sendfile answer. A document's file is
-// named after its ETag and written once, so an open file keyed by path holds the
-// document's bytes; its size is still checked on every use, as an open is (a file
-// damaged in place is not served). Each
-// file serves one request at a time (its offset is the request's); at most
-// docFilesPerPath stay open per path and docFilePaths paths are kept, the least recently
-// used one's files closed when another comes.
-type docFilePool struct {
-	mu    sync.Mutex
-	paths []*pooledFiles // most recently used last
-}
-
-type pooledFiles struct {
-	path string
-	free []*os.File
-}
-
-const (
-	docFilesPerPath = 8
-	docFilePaths    = 4
-)
-
-// get returns an open file of path holding size bytes: a free one (its size checked
-// again: one fstat instead of the eight calls), else a new one (nil when the file cannot
-// be opened or has another size). ServeContent seeks it to where it reads from.
-func (p *docFilePool) get(path string, size int) *os.File {
-	p.mu.Lock()
-	var f *os.File
-	if e := p.entry(path, false); e != nil && len(e.free) > 0 {
-		f = e.free[len(e.free)-1]
-		e.free = e.free[:len(e.free)-1]
-	}
-	p.mu.Unlock()
-	if f != nil {
-		if st, err := f.Stat(); err == nil && st.Size() == int64(size) {
-			return f
-		}
-		_ = f.Close() // the file was rewritten in place (damaged): open it afresh, checked again
-	}
-	return openFileOfSize(path, size)
-}
-
-// put hands f, a file of path that get returned, back to the pool, or closes it.
-func (p *docFilePool) put(path string, f *os.File) {
-	p.mu.Lock()
-	e := p.entry(path, true)
-	if len(e.free) < docFilesPerPath {
-		e.free = append(e.free, f)
-		f = nil
-	}
-	p.mu.Unlock()
-	if f != nil {
-		_ = f.Close()
-	}
-}
-
-// entry is path's files, moved to the most recently used place; with create, made when
-// missing (the least recently used path evicted past docFilePaths). p.mu is held.
-func (p *docFilePool) entry(path string, create bool) *pooledFiles {
-	for i, e := range p.paths {
-		if e.path == path {
-			p.paths = append(append(p.paths[:i:i], p.paths[i+1:]...), e)
-			return e
-		}
-	}
-	if !create {
-		return nil
-	}
-	if len(p.paths) >= docFilePaths {
-		old := p.paths[0]
-		p.paths = append(p.paths[:0:0], p.paths[1:]...)
-		for _, f := range old.free {
-			_ = f.Close()
-		}
-		old.free = nil
-	}
-	e := &pooledFiles{path: path}
-	p.paths = append(p.paths, e)
-	return e
 }

@@ -55,8 +55,10 @@ func TestServeContentReachesReadFrom(t *testing.T) {
 	}
 }
 
-// BenchmarkServeDocument serves a document of each size over loopback TCP through
-// serveContent, from its file (sendfile) and from memory, as /index.json does.
+// BenchmarkServeDocument serves a body of each size over loopback TCP through
+// serveContent, from its file (sendfile, as package downloads are) and from memory (as a
+// document's range and conditional requests are; a plain GET of one goes through
+// serveBytes, BenchmarkIndexGzip).
 func BenchmarkServeDocument(b *testing.B) {
 	for _, size := range []int{64 << 10, 1 << 20, 5 << 20} {
 		body := bytes.Repeat([]byte("x"), size)

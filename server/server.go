@@ -75,7 +75,6 @@ type Server struct {
 	fast   fastRoutes  // the document routes answered before echo's router (index_fast.go)
 	// docHeaders are the header values of the documents served (serveDoc).
 	docHeaders docHeaderCache
-	docFiles   docFilePool // the open files of the documents sent with sendfile (serveDoc)
 
 	metrics *Metrics
 	limits  *rateLimiters
