@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -131,50 +132,90 @@ func (l *requestLog) write(q []slog.Record) {
 }
 
 // LogOutput is the destination of the process's log (wrap stderr in one and give it to the
-// slog handler and to Config.LogOutput): the request log's queued lines then leave in one
-// write instead of a write each. A line written by anything else meanwhile joins the batch,
-// in order; any other time a write goes straight through.
+// slog handler and to Config.LogOutput): the request log's queued lines then leave in
+// writes of up to logOutputChunk bytes, each ending at a line's end, instead of a write
+// each. A line written by anything else meanwhile joins the batch; any other time it goes
+// straight through, between two of a batch's writes at most (so it waits for one chunk to
+// be taken by a slow reader of the log, a pipe, never for the whole batch).
 type LogOutput struct {
+	w   io.Writer
+	wmu sync.Mutex // one write to w at a time: a line is never cut by another
+
 	mu       sync.Mutex
-	w        io.Writer
-	batching bool
+	batching int // batches running (the request log's flusher, or a request that found its queue full)
 	buf      []byte
 }
 
-// logOutputKeep is the largest batch buffer kept for the next batch.
-const logOutputKeep = 1 << 20
+const (
+	// logOutputChunk bounds one write of a batch: a pipe's capacity, so that a line logged
+	// meanwhile waits for one chunk at most.
+	logOutputChunk = 64 << 10
+	// logOutputKeep is the largest batch buffer kept for the next batch.
+	logOutputKeep = 1 << 20
+)
 
 // NewLogOutput writes to w.
 func NewLogOutput(w io.Writer) *LogOutput { return &LogOutput{w: w} }
 
 func (o *LogOutput) Write(p []byte) (int, error) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.batching {
+	if o.batching > 0 {
 		o.buf = append(o.buf, p...)
+		o.mu.Unlock()
 		return len(p), nil
 	}
+	o.mu.Unlock()
+	o.wmu.Lock()
+	defer o.wmu.Unlock()
 	return o.w.Write(p)
 }
 
-// batch runs f, collecting what it writes, and writes that at once. A nil o just runs f.
+// batch runs f, collecting what it writes, and writes that when the last batch running
+// ends. A nil o just runs f.
 func (o *LogOutput) batch(f func()) {
 	if o == nil {
 		f()
 		return
 	}
 	o.mu.Lock()
-	o.batching = true
+	o.batching++
 	o.mu.Unlock()
 	f()
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.batching = false
-	if len(o.buf) > 0 {
-		_, _ = o.w.Write(o.buf)
+	o.batching--
+	var b []byte
+	if o.batching == 0 {
+		b, o.buf = o.buf, nil
 	}
-	o.buf = o.buf[:0]
-	if cap(o.buf) > logOutputKeep {
-		o.buf = nil
+	o.mu.Unlock()
+	if len(b) == 0 {
+		return
+	}
+	o.writeChunks(b)
+	if cap(b) <= logOutputKeep {
+		o.mu.Lock()
+		if o.buf == nil {
+			o.buf = b[:0]
+		}
+		o.mu.Unlock()
+	}
+}
+
+// writeChunks writes b in writes of at most logOutputChunk bytes that end at a line's end
+// (a longer line goes whole).
+func (o *LogOutput) writeChunks(b []byte) {
+	for len(b) > 0 {
+		n := len(b)
+		if n > logOutputChunk {
+			if i := bytes.LastIndexByte(b[:logOutputChunk], '\n'); i >= 0 {
+				n = i + 1
+			} else if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				n = i + 1
+			}
+		}
+		o.wmu.Lock()
+		_, _ = o.w.Write(b[:n])
+		o.wmu.Unlock()
+		b = b[n:]
 	}
 }

@@ -162,6 +162,49 @@ func TestLogOutputWritesAQueueAtOnce(t *testing.T) {
 	}
 }
 
+// TestLogOutputWritesBigBatchesInChunks: a batch larger than logOutputChunk leaves in
+// writes of at most that many bytes, each ending at a line's end, all lines in order.
+func TestLogOutputWritesBigBatchesInChunks(t *testing.T) {
+	w := &chunkWriter{}
+	out := NewLogOutput(w)
+	log := slog.New(slog.NewJSONHandler(out, nil))
+	l := newRequestLog(log.Handler(), out)
+	l.running = true
+	const lines = 2000 // about 150 KB of request lines
+	for i := range lines {
+		l.add(numbered(i))
+	}
+	l.flush()
+	if len(w.writes) < 2 {
+		t.Fatalf("%d bytes left in %d writes; want several of at most %d", w.Len(), len(w.writes), logOutputChunk)
+	}
+	for i, n := range w.writes {
+		if n.size > logOutputChunk || !n.endsLine {
+			t.Errorf("write %d: %d bytes, ends a line: %v; want at most %d, ending a line", i, n.size, n.endsLine, logOutputChunk)
+		}
+	}
+	if got := strings.Count(w.String(), "\n"); got != lines {
+		t.Errorf("%d lines written, want %d", got, lines)
+	}
+}
+
+// chunkWriter records the size of each write and whether it ended with a newline.
+type chunkWriter struct {
+	bytes.Buffer
+	writes []struct {
+		size     int
+		endsLine bool
+	}
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, struct {
+		size     int
+		endsLine bool
+	}{len(p), len(p) > 0 && p[len(p)-1] == '\n'})
+	return w.Buffer.Write(p)
+}
+
 // TestSharedHeaderValuesAreNotWrittenThrough: the header values set on every response
 // are shared slices; adding to the same field on one response must not change them.
 func TestSharedHeaderValuesAreNotWrittenThrough(t *testing.T) {
