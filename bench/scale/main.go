@@ -34,6 +34,7 @@ type options struct {
 	duration       time.Duration
 	publishes      int
 	readerPubs     int
+	readerRounds   int
 	readers        int
 	pageClients    int
 	registry       string
@@ -75,7 +76,8 @@ func main() {
 	flag.IntVar(&o.seedClients, "seed-clients", 4, "concurrent HTTP clients while seeding")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "time bound of each read phase")
 	flag.IntVar(&o.publishes, "publishes", 60, "publishes per publish phase (each phase is also bounded by 6x -duration)")
-	flag.IntVar(&o.readerPubs, "reader-publishes", 3000, "bound of the continuous publisher's publishes during the readers phase")
+	flag.IntVar(&o.readerPubs, "reader-publishes", 6000, "bound of the continuous publisher's publishes during the readers phase")
+	flag.IntVar(&o.readerRounds, "reader-rounds", 3, "rounds of open-loop readers alone then with the publisher (1 to 20); each side's samples are pooled")
 	flag.IntVar(&o.readers, "readers", 4, "concurrent /index.json readers")
 	flag.IntVar(&o.pageClients, "page-clients", 2, "concurrent clients per page")
 	flag.StringVar(&o.registry, "registry", "registry", "the registry binary (go build ./cmd/registry)")
@@ -86,10 +88,24 @@ func main() {
 	flag.DurationVar(&o.deadline, "deadline", 100*time.Minute, "hard stop of the whole run")
 	phases := flag.String("phases", "all", "measurements to run after seeding: all, or a comma-separated list of "+strings.Join(phaseNames, ", ")+" (publish includes its baseline)")
 	flag.IntVar(&o.gzipRounds, "gzip-rounds", 1, "rounds of the gzip comparison, registry then nginx in each (1 to 20); the ratio is the median round's")
+	child := flag.String("publish-child", "", "internal: publish the files named on stdin to this registry URL (the readers phase's publisher)")
 	flag.Parse()
+	if *child != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		if err := publishChild(ctx, *child); err != nil {
+			fmt.Fprintln(os.Stderr, "scale: publisher:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var err error
 	if o.phases, err = parsePhases(*phases); err != nil {
 		fmt.Fprintf(os.Stderr, "scale: -phases: %v\n", err)
+		os.Exit(2)
+	}
+	if o.readerRounds < 1 || o.readerRounds > 20 {
+		fmt.Fprintf(os.Stderr, "scale: -reader-rounds %d: want 1 to 20\n", o.readerRounds)
 		os.Exit(2)
 	}
 	if o.gzipRounds < 1 || o.gzipRounds > 20 {

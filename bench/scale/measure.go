@@ -11,9 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/pluginyard/registry/bench/catalog"
 	"github.com/pluginyard/registry/bench/load/nginx"
@@ -52,7 +50,7 @@ func (q *queue) publish(ctx context.Context, c *http.Client, base string, k int)
 	if k >= len(q.files) {
 		return 0, fmt.Errorf("publish queue exhausted")
 	}
-	status, body, err := catalog.Post(ctx, c, base, adminToken, filepath.Base(q.files[k]), q.data[k])
+	status, body, err := postPackage(ctx, c, base, q.files[k], q.data[k])
 	if err == nil && status != http.StatusCreated {
 		err = fmt.Errorf("publish: status %d: %.200s", status, body)
 	}
@@ -90,30 +88,23 @@ func (r *result) measureServer(ctx context.Context, o options, dir string, srv *
 	r.peak = srv.procStatus("VmHWM")
 }
 
-// measureReaders reads /index.json alone, then with one continuous publisher (closed loop,
-// then open loop at a quarter of the rate the readers reached alone).
+// measureReaders reads /index.json alone, then with one continuous publisher (closed
+// loop); then open loop at a quarter of the rate the readers reached alone, in
+// -reader-rounds rounds of alone then with the publisher (the machine is shared: a round
+// compares the two under the same neighbours), each side's samples pooled over the rounds.
 func (r *result) measureReaders(ctx context.Context, o options, srv *server, q *queue, plain *http.Client, out io.Writer) {
-	// Readers of /index.json alone, then with one continuous publisher.
 	reader := func(ctx context.Context, _ int) (int64, error) { return get(ctx, plain, srv.url+"/index.json", false) }
 	r.readers = run(ctx, o.readers, 1<<30, o.duration, reader)
-	pubCtx, stopPub := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	pub := &stats{}
-	wg.Go(func() {
-		c := newClient(1, false)
-		t0 := time.Now()
-		for k := 2 * o.publishes; k < 2*o.publishes+o.readerPubs && pubCtx.Err() == nil; k++ {
-			s := time.Now()
-			n, err := q.publish(pubCtx, c, srv.url, k)
-			if pubCtx.Err() != nil {
-				break
-			}
-			pub.Add(time.Since(s), n, err)
-		}
-		pub.Elapsed = time.Since(t0)
-	})
-	time.Sleep(200 * time.Millisecond) // the publisher's first request is in flight
+	pub := &publisher{q: q, url: srv.url, next: 2 * o.publishes, last: 2*o.publishes + o.readerPubs}
+	if err := pub.start(ctx); err != nil {
+		r.fail("publisher", err)
+		return
+	}
 	r.readersPub = run(ctx, o.readers, 1<<30, o.duration, reader)
+	if !pub.stop() {
+		r.fail("readers with a publisher", pub.exhausted())
+	}
+	fmt.Fprintf(out, "index.json readers (%d): alone %s; with one publisher %s (publisher: %s)\n", o.readers, r.readers, r.readersPub, &pub.s)
 	// The same readers at a quarter of what they reached alone (open loop: a request is due
 	// at a fixed rate, measured from when it was due): readers that do not saturate the two
 	// cores, so the ratio shows what the publisher does to a reader's latency rather than how
@@ -122,17 +113,29 @@ func (r *result) measureReaders(ctx context.Context, o options, srv *server, q *
 	open := newClient(64, false)
 	defer open.CloseIdleConnections()
 	rateReader := func(ctx context.Context) (int64, error) { return get(ctx, open, srv.url+"/index.json", false) }
-	r.readersPubRate = runRate(ctx, rate, o.duration, rateReader)
-	busy := pubCtx.Err() == nil && pub.N < int64(o.readerPubs) // still publishing when the readers stopped
-	stopPub()
-	wg.Wait()
-	r.pubDuringReaders = pub
-	if !busy {
-		r.fail("readers with a publisher", fmt.Errorf("the publisher ran out of packages (%d) before the readers stopped: raise -reader-publishes", o.readerPubs))
+	r.readersRate, r.readersPubRate = &stats{}, &stats{}
+	for k := range o.readerRounds {
+		alone := runRate(ctx, rate, o.duration, rateReader)
+		if err := pub.start(ctx); err != nil {
+			r.fail("publisher", err)
+			return
+		}
+		with := runRate(ctx, rate, o.duration, rateReader)
+		if !pub.stop() {
+			r.fail("open-loop readers with a publisher", pub.exhausted())
+		}
+		r.readersRate.Merge(alone)
+		r.readersPubRate.Merge(with)
+		fmt.Fprintf(out, "index.json readers at %.1f/s (open loop), round %d: alone %s; with one publisher %s: p99 %s\n",
+			rate, k+1, alone, with, ratio(float64(with.Pct(.99)), float64(alone.Pct(.99))))
 	}
-	r.readersRate = runRate(ctx, rate, o.duration, rateReader) // the publisher has stopped
-	fmt.Fprintf(out, "index.json readers (%d): alone %s; with one publisher %s (publisher: %s)\n", o.readers, r.readers, r.readersPub, pub)
-	fmt.Fprintf(out, "index.json readers at %.1f/s (open loop): alone %s; with one publisher %s\n", rate, r.readersRate, r.readersPubRate)
+	r.pubDuringReaders = &pub.s
+	fmt.Fprintf(out, "index.json readers at %.1f/s (open loop), %d rounds pooled: alone %s; with one publisher %s\n", rate, o.readerRounds, r.readersRate, r.readersPubRate)
+}
+
+// postPackage publishes data, the package file at path, with the admin token.
+func postPackage(ctx context.Context, c *http.Client, base, path string, data []byte) (int, []byte, error) {
+	return catalog.Post(ctx, c, base, adminToken, filepath.Base(path), data)
 }
 
 // measurePublish measures publish latency and throughput with 1, then 16 clients.
