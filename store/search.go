@@ -114,18 +114,26 @@ func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
 	})
 }
 
-// searchRowid is the rowid of id's row, 0 when it has none.
-func searchRowid(ctx context.Context, tx *sql.Tx, dl searchSQL, id string) (int64, error) {
-	query, args := dl.rowidOf(id)
-	var rowid int64
-	err := tx.QueryRowContext(ctx, query, args...).Scan(&rowid)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
+// searchRowids are the rowids of id's rows in rowid order, none when it has none.
+func searchRowids(ctx context.Context, tx *sql.Tx, dl searchSQL, id string) ([]int64, error) {
+	query, args := dl.rowidsOf(id)
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
-		return 0, fmt.Errorf("store: search rowid %s: %w", id, err)
+		return nil, fmt.Errorf("store: search rowid %s: %w", id, err)
 	}
-	return rowid, nil
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var rowid int64
+		if err := rows.Scan(&rowid); err != nil {
+			return nil, fmt.Errorf("store: search rowid %s: %w", id, err)
+		}
+		out = append(out, rowid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search rowid %s: %w", id, err)
+	}
+	return out, nil
 }
 
 // nextRowid is one past the last rowid of the band [lo, hi).
@@ -174,18 +182,18 @@ func deleteSearchRows(ctx context.Context, tx *sql.Tx, dl searchSQL, ids []strin
 	return nil
 }
 
-// deleteSearchID deletes every row of id, each found by searchRowid (a lookup, not a scan
-// of the catalogue), and its keys; it returns the rowid of the first it deleted, 0 when id
-// had no row.
+// deleteSearchID deletes every row of id and its keys, found by one searchRowids (a
+// lookup, not a scan of the catalogue): the store keeps one row per id (ReplaceSearch
+// keeps the last doc of each, UpsertSearch deletes before it inserts), so that is one
+// lookup and one delete of the row and of its keys, and a table an older version left
+// several rows of an id in loses them all. It returns the lowest rowid it deleted, 0 when
+// id had no row.
 func deleteSearchID(ctx context.Context, tx *sql.Tx, dl searchSQL, id string) (first int64, err error) {
-	for {
-		rowid, err := searchRowid(ctx, tx, dl, id)
-		if err != nil || rowid == 0 {
-			return first, err
-		}
-		if first == 0 {
-			first = rowid
-		}
+	rowids, err := searchRowids(ctx, tx, dl, id)
+	if err != nil || len(rowids) == 0 {
+		return 0, err
+	}
+	for _, rowid := range rowids {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM search WHERE rowid = ?", rowid); err != nil {
 			return 0, fmt.Errorf("store: search delete %s: %w", id, err)
 		}
@@ -193,6 +201,7 @@ func deleteSearchID(ctx context.Context, tx *sql.Tx, dl searchSQL, id string) (f
 			return 0, fmt.Errorf("store: search keys delete %s: %w", id, err)
 		}
 	}
+	return rowids[0], nil
 }
 
 // searchWhere is the WHERE condition of a search q without text (its kind and category)

@@ -84,8 +84,8 @@ func (pgSearch) replaced(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-func (pgSearch) rowidOf(id string) (string, []any) {
-	return "SELECT rowid FROM search WHERE id = ? LIMIT 1", []any{id}
+func (pgSearch) rowidsOf(id string) (string, []any) {
+	return "SELECT rowid FROM search WHERE id = ? ORDER BY rowid", []any{id}
 }
 
 // text matches whole words with websearch_to_tsquery (each word quoted, so that "or" and

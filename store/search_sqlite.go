@@ -18,8 +18,10 @@ type searchSQL interface {
 	insert(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error
 	// replaced runs at the end of a full rebuild's transaction.
 	replaced(ctx context.Context, tx *sql.Tx) error
-	// rowidOf is the query of the rowid of id's row, and its arguments.
-	rowidOf(id string) (string, []any)
+	// rowidsOf is the query of the rowids of id's rows in rowid order (one row: the
+	// store keeps one per id; every one of a table an older version left several in), and
+	// its arguments.
+	rowidsOf(id string) (string, []any)
 	// text is the source of the rows matching words (as prefixes or, with whole, whole)
 	// in the rowid band [lo, hi), and of the category's words where the index can say.
 	text(words []string, whole bool, category string, lo, hi int64) (string, []any)
@@ -80,14 +82,14 @@ func (ftsSearch) insert(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowid
 
 func (ftsSearch) replaced(context.Context, *sql.Tx) error { return nil }
 
-// rowidOf finds id through the full-text index of its own column (the phrase of its
-// words), then compares it exactly: FTS5 has no index on id equality, and this is a
-// lookup, not a scan of the catalogue.
-func (ftsSearch) rowidOf(id string) (string, []any) {
-	if phrase := idPhrase(id); phrase != "" {
-		return "SELECT rowid FROM search WHERE search MATCH ? AND id = ? LIMIT 1", []any{phrase, id}
-	}
-	return "SELECT rowid FROM search WHERE id = ? LIMIT 1", []any{id}
+// rowidsOf finds id through its key (exactKey, kept with the row: a B-tree lookup) and
+// compares the row's id exactly, since a key is also another row's name (a package named
+// after another's id) or the id of a row differing only in case. FTS5 has no index on id
+// equality, and matching the phrase of id's words read every row holding its commonest
+// word (every row, for ids plugin-NNNNNN). CROSS JOIN keeps search_keys the outer loop.
+func (ftsSearch) rowidsOf(id string) (string, []any) {
+	return `SELECT k.search_rowid FROM search_keys k CROSS JOIN search s ON s.rowid = k.search_rowid
+		WHERE k.key = ? AND s.id = ? ORDER BY k.search_rowid`, []any{exactKey(id), id}
 }
 
 func (ftsSearch) text(words []string, whole bool, category string, lo, hi int64) (string, []any) {
@@ -111,16 +113,6 @@ func (ftsSearch) categoryLike() string { return `(' ' || categories || ' ') LIKE
 // read runs fn on the reader pool.
 func (ftsSearch) read(_ context.Context, db *sql.DB, fn func(searchReader) error) error {
 	return fn(db)
-}
-
-// idPhrase is an FTS5 query matching rows whose id column holds the words of id in order
-// ("" when id has no word: the caller then compares every row).
-func idPhrase(id string) string {
-	words := ftsWords(id)
-	if len(words) == 0 {
-		return ""
-	}
-	return `id : "` + strings.Join(words, " ") + `"`
 }
 
 // ftsQuery turns words into an FTS5 query: each word becomes a quoted prefix term, so
