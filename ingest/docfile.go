@@ -168,22 +168,25 @@ func (d *Documents) Partial() bool { return d != nil && d.Mode != "" && d.Mode !
 // after a crash; Close writes the newest at once.
 const persistInterval = 2 * time.Second
 
-// persister writes the last good documents (fsynced) off the write path: the newest
-// documents in force are written once the previous write is done and persistInterval has
-// passed; documents superseded before their turn are skipped. wait (Close) writes what is
-// pending at once and returns when it is written.
+// persister writes the last good documents (fsynced) and the search table's digest
+// (search.sum) off the write path: the newest of each handed to it is written once the
+// previous write is done and persistInterval has passed; documents or digests superseded
+// before their turn are skipped. wait (Close) writes what is pending at once and returns
+// when it is written.
 type persister struct {
-	mu      sync.Mutex
-	pending *Documents
-	running bool
-	closing chan struct{}
-	closed  bool
-	idle    *sync.Cond
-	write   func(*Documents)
+	mu       sync.Mutex
+	pending  *Documents
+	sum      *tableSum // the search table's digest to record, nil when none is pending
+	running  bool
+	closing  chan struct{}
+	closed   bool
+	idle     *sync.Cond
+	write    func(*Documents)
+	writeSum func(tableSum)
 }
 
-func newPersister(write func(*Documents)) *persister {
-	p := &persister{write: write, closing: make(chan struct{})}
+func newPersister(write func(*Documents), writeSum func(tableSum)) *persister {
+	p := &persister{write: write, writeSum: writeSum, closing: make(chan struct{})}
 	p.idle = sync.NewCond(&p.mu)
 	return p
 }
@@ -192,6 +195,20 @@ func (p *persister) request(docs *Documents) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.pending = docs
+	p.start()
+}
+
+// requestSum hands over the search table's digest, once the table it describes is
+// committed (a digest newer than the table would skip a rewrite it needs).
+func (p *persister) requestSum(sum tableSum) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sum = &sum
+	p.start()
+}
+
+// start runs the loop unless it runs; p.mu is held.
+func (p *persister) start() {
 	if !p.running {
 		p.running = true
 		go p.loop()
@@ -201,16 +218,21 @@ func (p *persister) request(docs *Documents) {
 func (p *persister) loop() {
 	for {
 		p.mu.Lock()
-		docs := p.pending
-		p.pending = nil
-		if docs == nil {
+		docs, sum := p.pending, p.sum
+		p.pending, p.sum = nil, nil
+		if docs == nil && sum == nil {
 			p.running = false
 			p.idle.Broadcast()
 			p.mu.Unlock()
 			return
 		}
 		p.mu.Unlock()
-		p.write(docs)
+		if docs != nil {
+			p.write(docs)
+		}
+		if sum != nil {
+			p.writeSum(*sum)
+		}
 		select {
 		case <-time.After(persistInterval):
 		case <-p.closing:

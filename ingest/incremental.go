@@ -252,9 +252,21 @@ func (s *Service) refreshPackages(what string, ids []string, force bool) {
 }
 
 // syncSearch brings the search table to cat: the rows of the packages changed, or, after a
-// full build, every row, unless the table already holds exactly them (its digest, kept in
-// a file beside the documents, says so), as at a start with nothing changed.
+// full build, every row, unless the table already holds exactly them (its digest says so:
+// the one this process last committed, or at a start the one kept in a file beside the
+// documents), as at a start with nothing changed. The digest of each committed table is
+// handed to the persister (the file is not written on the publish path); a failure leaves
+// the table unknown until a full build rewrites it.
 func (s *Service) syncSearch(ctx context.Context, b *built, cat *Catalog, changed []string) error {
+	if err := s.writeSearch(ctx, b, cat, changed); err != nil {
+		s.searchCommitted(tableSum{})
+		return err
+	}
+	return nil
+}
+
+// writeSearch is syncSearch's writes; a table written is recorded by searchCommitted.
+func (s *Service) writeSearch(ctx context.Context, b *built, cat *Catalog, changed []string) error {
 	if changed == nil {
 		docs := searchDocs(cat)
 		b.rows, b.sum = make(map[string]rowSum, len(docs)), rowSum{}
@@ -263,13 +275,13 @@ func (s *Service) syncSearch(ctx context.Context, b *built, cat *Catalog, change
 			b.rows[d.ID] = h
 			b.sum.xor(h)
 		}
-		if stored, err := os.ReadFile(s.searchSumPath()); err == nil && string(stored) == hex.EncodeToString(b.sum[:]) {
+		if s.searchHolds(b.sum) {
 			return nil
 		}
 		if err := s.store.ReplaceSearch(ctx, docs); err != nil {
 			return err
 		}
-		s.writeSearchSum(b.sum)
+		s.searchCommitted(tableSum{sum: b.sum, known: true})
 		return nil
 	}
 	var upsert []store.SearchDoc
@@ -300,23 +312,65 @@ func (s *Service) syncSearch(ctx context.Context, b *built, cat *Catalog, change
 			return err
 		}
 	}
-	s.writeSearchSum(b.sum)
+	s.searchCommitted(tableSum{sum: b.sum, known: true})
 	return nil
+}
+
+// tableSum is the search table's digest, or (known false) that the table is unknown: a
+// write of it failed part-way.
+type tableSum struct {
+	sum   rowSum
+	known bool
+}
+
+// searchState is what this process last committed to the search table (set false until
+// its first sync). It belongs to rebuildMu.
+type searchState struct {
+	set   bool
+	table tableSum
+}
+
+// searchHolds reports whether the search table holds exactly the rows of digest sum: as
+// this process last committed it or, before its first commit, as the file says (which then
+// becomes what this process knows).
+func (s *Service) searchHolds(sum rowSum) bool {
+	if s.search.set {
+		return s.search.table.known && s.search.table.sum == sum
+	}
+	stored, err := os.ReadFile(s.searchSumPath())
+	if err != nil || string(stored) != hex.EncodeToString(sum[:]) {
+		return false
+	}
+	s.search = searchState{set: true, table: tableSum{sum: sum, known: true}}
+	return true
+}
+
+// searchCommitted records t as the search table's state and hands it to the persister
+// (after Close nothing more is written: the file may then be older than the table). An
+// unknown table is followed by a full build (install drops built), which rewrites it.
+func (s *Service) searchCommitted(t tableSum) {
+	s.search = searchState{set: true, table: t}
+	if s.ctx.Err() == nil {
+		s.persist.requestSum(t)
+	}
 }
 
 func (s *Service) searchSumPath() string { return filepath.Join(s.store.Dir(), docDir, "search.sum") }
 
-// writeSearchSum records the search table's digest after the table was written; a file
-// older than the table (a crash in between) only costs one rewrite at the next start.
-func (s *Service) writeSearchSum(sum rowSum) {
+// writeSearchSum records the search table's digest (the persister calls it, after the
+// table was committed); a file older than the table (a crash in between, or before the
+// persister's turn) only costs one rewrite at the next start. An unknown table, or a
+// failed write, leaves no file: never a digest that may not match the table.
+func (s *Service) writeSearchSum(t tableSum) {
 	path := s.searchSumPath()
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err == nil {
-		err = writeAtomic(path, []byte(hex.EncodeToString(sum[:])))
-		if err == nil {
-			return
+	if t.known {
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err == nil {
+			if err = writeAtomic(path, []byte(hex.EncodeToString(t.sum[:]))); err == nil {
+				return
+			}
 		}
 	}
-	_ = os.Remove(path) // never leave a digest that may not match the table
+	_ = os.Remove(path)
 }
 
 // searchRowSum digests one search row, every field, each length-prefixed.

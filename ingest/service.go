@@ -111,7 +111,8 @@ type Service struct {
 	manifests   *manifestCache         // parsed manifests of the plugin pages shown last
 	cardsDone   bool                   // BackfillCards ran (the first Rebuild); under rebuildMu
 	built       *built                 // what the documents in force were built from; under rebuildMu
-	persist     *persister             // writes the last good documents off the write path
+	persist     *persister             // writes the last good documents and search.sum off the write path
+	search      searchState            // the search table as last committed; under rebuildMu
 	builds      *buildQueue            // publishes committed, waiting for one build of them all
 	reportKey   atomic.Pointer[[]byte] // the reporter-hash key, once a report has read it
 
@@ -155,7 +156,7 @@ func New(st Store, l *index.List, cfg Config, log *slog.Logger) *Service {
 	}
 	cfg.Policy.Limit, cfg.Policy.BaseURL = cfg.MaxIndexBytes, cfg.PublicURL
 	s := &Service{store: st, blobs: blobsOf(st, cfg.Blobs), cfg: cfg, log: log, now: func() time.Time { return time.Now().UTC() }, manifests: newManifestCache(manifestCacheSize)}
-	s.persist = newPersister(s.writePersisted)
+	s.persist = newPersister(s.writePersisted, s.writeSearchSum)
 	s.builds = newBuildQueue()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.list.Store(l)

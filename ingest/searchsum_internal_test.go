@@ -1,0 +1,172 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pluginyard/registry/store"
+)
+
+// searchCounter counts the full rewrites of the search table and can fail an upsert.
+type searchCounter struct {
+	Store
+	mu         sync.Mutex
+	replaces   int
+	failUpsert error
+}
+
+func (c *searchCounter) ReplaceSearch(ctx context.Context, docs []store.SearchDoc) error {
+	c.mu.Lock()
+	c.replaces++
+	c.mu.Unlock()
+	return c.Store.ReplaceSearch(ctx, docs)
+}
+
+func (c *searchCounter) UpsertSearch(ctx context.Context, docs []store.SearchDoc) error {
+	c.mu.Lock()
+	err := c.failUpsert
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.Store.UpsertSearch(ctx, docs)
+}
+
+func (c *searchCounter) replaced() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.replaces
+}
+
+// countedService is MustService over st with its search writes counted.
+func countedService(t *testing.T, st *store.Store) (*Service, *searchCounter) {
+	t.Helper()
+	svc := MustService(t, st, Config{})
+	c := &searchCounter{Store: svc.store}
+	svc.store = c
+	return svc, c
+}
+
+// catalogSum is the search table digest of cat's rows, as search.sum holds it.
+func catalogSum(cat *Catalog) string {
+	var sum rowSum
+	for _, d := range searchDocs(cat) {
+		sum.xor(searchRowSum(d))
+	}
+	return hex.EncodeToString(sum[:])
+}
+
+func readSearchSum(t *testing.T, svc *Service) string {
+	t.Helper()
+	b, err := os.ReadFile(svc.searchSumPath())
+	if err != nil {
+		t.Fatalf("search.sum: %v", err)
+	}
+	return string(b)
+}
+
+func publishHello(t *testing.T, svc *Service, version, description string) {
+	t.Helper()
+	pkg := helloPackage(t, version, description)
+	if _, err := svc.Publish(context.Background(), PublishInput{Package: bytes.NewReader(pkg), FileName: "acme-hello-" + version + ".tar.gz", Actor: admin}); err != nil {
+		t.Fatalf("publish %s: %v", version, err)
+	}
+}
+
+// TestCloseWritesFinalSearchSum: publishes do not write search.sum themselves, but a
+// clean Close after them leaves the digest of the final table, so the next start skips
+// rewriting the search table.
+func TestCloseWritesFinalSearchSum(t *testing.T) {
+	dir := t.TempDir()
+	st := MustStore(t, dir)
+	svc, _ := countedService(t, st)
+	if err := svc.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		publishHello(t, svc, fmt.Sprintf("1.0.%d", i), fmt.Sprintf("Says hello, take %d", i))
+	}
+	want := catalogSum(svc.Catalog())
+	svc.Close()
+	if got := readSearchSum(t, svc); got != want {
+		t.Errorf("search.sum after Close = %s, want the final table's %s", got, want)
+	}
+	next, c := countedService(t, st)
+	if err := next.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.replaced(); n != 0 {
+		t.Errorf("the start after a clean Close rewrote the search table %d times, want 0", n)
+	}
+	if !bytes.Contains(next.Documents().Kandev.Body, []byte("take 3")) {
+		t.Error("the restarted index does not show the last publish")
+	}
+}
+
+// TestFailedSearchWriteLeavesNoSum: a search write that fails leaves the table unknown:
+// no search.sum after Close (the digest of the table before would let the next start
+// skip a rewrite the table needs), and the next start rewrites it.
+func TestFailedSearchWriteLeavesNoSum(t *testing.T) {
+	dir := t.TempDir()
+	st := MustStore(t, dir)
+	svc, c := countedService(t, st)
+	svc.retry.base = time.Hour // no retry during the test
+	if err := svc.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	publishHello(t, svc, "1.0.0", "Says hello")
+	c.mu.Lock()
+	c.failUpsert = errors.New("disk full")
+	c.mu.Unlock()
+	pkg := helloPackage(t, "1.0.1", "Says hello again")
+	_, _ = svc.Publish(context.Background(), PublishInput{Package: bytes.NewReader(pkg), FileName: "acme-hello-1.0.1.tar.gz", Actor: admin})
+	svc.Close()
+	if b, err := os.ReadFile(svc.searchSumPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("search.sum after a failed search write = %q (%v), want none", b, err)
+	}
+	next, c2 := countedService(t, st)
+	if err := next.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := c2.replaced(); n != 1 {
+		t.Errorf("the start after a failed search write rewrote the search table %d times, want 1", n)
+	}
+}
+
+// TestFullBuildTrustsCommittedSum: once this process committed the search table, a full
+// build compares the catalogue with that table's digest, not with search.sum (which the
+// persister may not have written yet): a catalogue matching the older file but not the
+// table rewrites it.
+func TestFullBuildTrustsCommittedSum(t *testing.T) {
+	dir := t.TempDir()
+	st := MustStore(t, dir)
+	svc, c := countedService(t, st)
+	ctx := context.Background()
+	if err := svc.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	publishHello(t, svc, "1.0.0", "Says hello")
+	before := svc.Catalog()
+	publishHello(t, svc, "1.0.1", "Says hello again")
+	// The file as the persister leaves it until its turn: the digest of the table before.
+	if err := os.WriteFile(svc.searchSumPath(), []byte(catalogSum(before)), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	n := c.replaced()
+	svc.rebuildMu.Lock()
+	err := svc.syncSearch(ctx, &built{}, before, nil)
+	svc.rebuildMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.replaced() - n; got != 1 {
+		t.Errorf("a full build of the older catalogue rewrote the search table %d times, want 1 (the table holds the newer rows)", got)
+	}
+}
