@@ -19,9 +19,9 @@ const PublishNice = 10
 // RunLowPriority runs f on an OS thread of its own, PublishNice nicer than the calling
 // thread (at most 19), and returns when f has. The thread is never handed back to the Go runtime: it exits with the goroutine,
 // and its niceness with it, so that no request is ever served from it afterwards (an
-// unprivileged process could not raise its priority back). Give the process a spare P
-// (GOMAXPROCS above the number of CPUs, as `registry serve` does) so that a low-priority
-// thread waiting for a CPU never holds the P a request needs.
+// unprivileged process could not raise its priority back). With EnableSpareProc (as
+// `registry serve` calls it) the process has a spare P while publishes run, so that a
+// low-priority thread waiting for a CPU never holds the P a request needs (spareproc.go).
 //
 // At most lowPriorityThreads run at once; more callers wait for a slot (as goroutines, not
 // threads): a flood of concurrent publishes must not exhaust the process's OS threads
@@ -29,6 +29,8 @@ const PublishNice = 10
 func RunLowPriority(f func()) {
 	lowPrioritySlots <- struct{}{}
 	defer func() { <-lowPrioritySlots }()
+	spare.acquire()
+	defer spare.release()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

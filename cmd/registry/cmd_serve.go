@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -360,14 +359,15 @@ func (r *reloader) onSIGHUP(ctx context.Context) {
 	}
 }
 
-// spareProc gives the Go runtime one P more than it would use, unless the operator set
-// GOMAXPROCS: publishes run on low-priority threads (ingest.RunLowPriority), and one of
-// them waiting for a CPU holds its P, which requests being served must not need.
+// spareProc gives the Go runtime one P more than it would use while publishes run,
+// unless the operator set GOMAXPROCS: publishes run on low-priority threads
+// (ingest.RunLowPriority), and one of them waiting for a CPU holds its P, which requests
+// being served must not need (ingest.EnableSpareProc).
 func spareProc() {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return
 	}
-	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+	ingest.EnableSpareProc()
 }
 
 // startupGC lets the heap grow further between collections while the first build decodes

@@ -1,0 +1,85 @@
+package ingest
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// A publish runs on a low-priority thread (RunLowPriority): while it waits for a CPU behind
+// requests, that thread holds its P, which a request being served must not need. So while
+// publishes run, the runtime gets one P more than it would use; spareIdle after the last
+// one ends it is given back, because an idle P costs every request a little (a new
+// goroutine, net/http's background read for one, wakes a thread for it: 8 % more CPU per
+// /index.json in the A/B runs of bench/scale's gzip phase, 3 Ps against 2 on 2 CPUs).
+// Changing GOMAXPROCS stops the world for a moment, so it happens at those two edges only,
+// not per publish.
+
+// spareIdle is how long the spare P stays after the last publish: a stream of publishes
+// keeps it rather than paying two stops of the world each.
+const spareIdle = time.Second
+
+// spareProc is the P count policy; off (base 0) until EnableSpareProc.
+type spareProc struct {
+	mu      sync.Mutex
+	base    int // the P count without publishes; 0: off
+	running int // publishes on low-priority threads
+	raised  bool
+	lower   *time.Timer
+	set     func(int) int // runtime.GOMAXPROCS
+	idle    time.Duration
+}
+
+var spare = &spareProc{set: runtime.GOMAXPROCS, idle: spareIdle}
+
+// EnableSpareProc turns the policy on for this process, around the P count it has now
+// (`registry serve` does, unless the operator set GOMAXPROCS).
+func EnableSpareProc() { spare.enable() }
+
+func (s *spareProc) enable() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.base = s.set(0)
+}
+
+// acquire is called as a publish starts: the first one raises the P count.
+func (s *spareProc) acquire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.base == 0 {
+		return
+	}
+	s.running++
+	if s.lower != nil {
+		s.lower.Stop()
+		s.lower = nil
+	}
+	if !s.raised {
+		s.set(s.base + 1)
+		s.raised = true
+	}
+}
+
+// release is called as a publish ends: after the last one, the P count is lowered again
+// once no publish has started for idle.
+func (s *spareProc) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.base == 0 {
+		return
+	}
+	s.running--
+	if s.running == 0 && s.raised && s.lower == nil {
+		s.lower = time.AfterFunc(s.idle, s.lowerIfIdle)
+	}
+}
+
+func (s *spareProc) lowerIfIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lower = nil
+	if s.running == 0 && s.raised {
+		s.set(s.base)
+		s.raised = false
+	}
+}

@@ -1,0 +1,80 @@
+package ingest
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeProcs records the P counts a spareProc sets.
+type fakeProcs struct {
+	mu  sync.Mutex
+	n   int
+	set []int
+}
+
+func (f *fakeProcs) procs(n int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prev := f.n
+	if n > 0 {
+		f.n = n
+		f.set = append(f.set, n)
+	}
+	return prev
+}
+
+func (f *fakeProcs) history() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int(nil), f.set...)
+}
+
+// waitFor polls cond for up to 10 s: a liveness bound, not a timing assertion.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The first of overlapping publishes raises the P count by one, and it is lowered again
+// only once idle has passed with none running; a publish within idle keeps it.
+func TestSpareProcWhilePublishing(t *testing.T) {
+	f := &fakeProcs{n: 2}
+	s := &spareProc{set: f.procs, idle: 20 * time.Millisecond}
+	s.acquire()
+	if got := f.history(); len(got) != 0 {
+		t.Fatalf("off (not enabled): P counts set %v, want none", got)
+	}
+	s.release()
+	s.enable()
+	s.acquire()
+	s.acquire()
+	if got := f.history(); len(got) != 1 || got[0] != 3 {
+		t.Fatalf("two publishes: P counts set %v, want [3]", got)
+	}
+	s.release()
+	time.Sleep(3 * s.idle)
+	if got := f.history(); len(got) != 1 {
+		t.Fatalf("one publish still running: P counts set %v, want [3] (kept)", got)
+	}
+	s.release()
+	s.acquire() // within idle of the last release: the spare P stays
+	if got := f.history(); len(got) != 1 {
+		t.Fatalf("a publish within idle: P counts set %v, want [3] (kept)", got)
+	}
+	s.release()
+	waitFor(t, "the spare P given back after the last publish", func() bool { return len(f.history()) == 2 })
+	if got := f.history(); got[1] != 2 {
+		t.Fatalf("P counts set %v, want [3 2]", got)
+	}
+	s.acquire()
+	if got := f.history(); len(got) != 3 || got[2] != 3 {
+		t.Fatalf("a publish after the spare P was given back: P counts set %v, want [3 2 3]", got)
+	}
+	s.release()
+}
