@@ -20,6 +20,8 @@ type searchCounter struct {
 	mu         sync.Mutex
 	replaces   int
 	failUpsert error
+	// during, when set, runs at the start of each upsert (before the table changes).
+	during func()
 }
 
 func (c *searchCounter) ReplaceSearch(ctx context.Context, docs []store.SearchDoc) error {
@@ -31,8 +33,11 @@ func (c *searchCounter) ReplaceSearch(ctx context.Context, docs []store.SearchDo
 
 func (c *searchCounter) UpsertSearch(ctx context.Context, docs []store.SearchDoc) error {
 	c.mu.Lock()
-	err := c.failUpsert
+	err, during := c.failUpsert, c.during
 	c.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	if err != nil {
 		return err
 	}
@@ -168,5 +173,38 @@ func TestFullBuildTrustsCommittedSum(t *testing.T) {
 	}
 	if got := c.replaced() - n; got != 1 {
 		t.Errorf("a full build of the older catalogue rewrote the search table %d times, want 1 (the table holds the newer rows)", got)
+	}
+}
+
+// TestSearchSumAfterCommit: the digest of a search table goes to the persister only once
+// the table is committed: while a publish's upsert runs, neither the digest waiting for
+// the persister nor search.sum is the one of the table being written.
+func TestSearchSumAfterCommit(t *testing.T) {
+	dir := t.TempDir()
+	st := MustStore(t, dir)
+	svc, c := countedService(t, st)
+	if err := svc.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	c.during = func() {
+		svc.persist.mu.Lock()
+		if p := svc.persist.sum; p != nil {
+			seen = append(seen, hex.EncodeToString(p.sum[:]))
+		}
+		svc.persist.mu.Unlock()
+		if b, err := os.ReadFile(svc.searchSumPath()); err == nil {
+			seen = append(seen, string(b))
+		}
+	}
+	publishHello(t, svc, "1.0.0", "Says hello")
+	want := catalogSum(svc.Catalog())
+	for _, sum := range seen {
+		if sum == want {
+			t.Errorf("the digest of the table being written (%s) was handed over before its commit", want)
+		}
+	}
+	if len(seen) == 0 {
+		t.Error("the upsert saw no digest at all (the full build's should be there)")
 	}
 }
