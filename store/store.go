@@ -20,7 +20,7 @@ import (
 
 	"github.com/pluginyard/registry/migrations"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 )
 
 // Sentinel errors callers map to outcomes.
@@ -154,7 +154,8 @@ func (s *Store) start(ctx context.Context) error {
 // for can vanish on power loss (the process surviving a SIGKILL is not enough); FULL
 // fsyncs the WAL on every commit, one fsync per write transaction, which publishes (one
 // transaction each, already fsyncing their blob) can afford. Readers never commit, and
-// checkpoints sync at NORMAL already, so they keep NORMAL.
+// checkpoints sync at NORMAL already, so they keep NORMAL. Every connection keeps its
+// recent statements compiled (stmtCacheConn).
 func openDB(path string, readOnly bool) (*sql.DB, error) {
 	q := url.Values{}
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)"} {
@@ -167,10 +168,11 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 		q.Add("_pragma", "synchronous(FULL)")
 		q.Set("_txlock", "immediate")
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	connector, err := sqlite.NewConnector("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	db := sql.OpenDB(stmtCacheConnector{connector})
 	if err := db.Ping(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
