@@ -32,14 +32,17 @@ type spareProc struct {
 
 var spare = &spareProc{set: runtime.GOMAXPROCS, idle: spareIdle}
 
-// EnableSpareProc turns the policy on for this process, around the P count it has now
-// (`registry serve` does, unless the operator set GOMAXPROCS).
+// EnableSpareProc turns the policy on for this process, around the P count it has at the
+// first call (`registry serve` does, unless the operator set GOMAXPROCS); later calls
+// change nothing, so that a raised count never becomes the base.
 func EnableSpareProc() { spare.enable() }
 
 func (s *spareProc) enable() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.base = s.set(0)
+	if s.base == 0 {
+		s.base = s.set(0)
+	}
 }
 
 // acquire is called as a publish starts: the first one raises the P count.

@@ -76,5 +76,24 @@ func TestSpareProcWhilePublishing(t *testing.T) {
 	if got := f.history(); len(got) != 3 || got[2] != 3 {
 		t.Fatalf("a publish after the spare P was given back: P counts set %v, want [3 2 3]", got)
 	}
+	s.enable() // again, while raised: the base stays 2
 	s.release()
+	waitFor(t, "the spare P given back", func() bool { return len(f.history()) == 4 })
+	if got := f.history(); got[3] != 2 {
+		t.Fatalf("after enabling again while raised: P counts set %v, want [3 2 3 2]", got)
+	}
+}
+
+// RunLowPriority holds the spare P while its function runs.
+func TestRunLowPriorityHoldsTheSpareProc(t *testing.T) {
+	f := &fakeProcs{n: 2}
+	old := spare
+	spare = &spareProc{set: f.procs, idle: time.Hour}
+	defer func() { spare = old }()
+	spare.enable()
+	var inside int
+	RunLowPriority(func() { inside = f.procs(0) })
+	if inside != 3 {
+		t.Errorf("P count during RunLowPriority %d, want 3", inside)
+	}
 }
