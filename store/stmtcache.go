@@ -113,8 +113,7 @@ func (c *stmtCacheConn) QueryContext(ctx context.Context, query string, args []d
 	if err != nil {
 		return nil, err
 	}
-	cs.inUse = true
-	return wrapCachedRows(rows, func() { c.release(cs) }), nil
+	return c.wrapRows(rows, cs), nil
 }
 
 // take is the cached statement for query, prepared on a miss, or nil when query is to
@@ -220,36 +219,36 @@ type liteRows interface {
 // rows of a prepared statement reset it rather than finalize it) and then hands it back.
 type cachedRows struct {
 	liteRows
-	release func()
+	held
 }
 
-func (r *cachedRows) Close() error {
-	err := r.liteRows.Close()
-	if r.release != nil {
-		r.release()
-		r.release = nil
-	}
-	return err
-}
+func (r *cachedRows) Close() error { return r.release(r.liteRows.Close()) }
 
 // plainCachedRows are cachedRows of a driver whose rows describe no column types.
 type plainCachedRows struct {
 	driver.Rows
-	release func()
+	held
 }
 
-func (r *plainCachedRows) Close() error {
-	err := r.Rows.Close()
-	if r.release != nil {
-		r.release()
-		r.release = nil
-	}
+func (r *plainCachedRows) Close() error { return r.release(r.Rows.Close()) }
+
+// held is a cached statement that open rows hold.
+type held struct {
+	c  *stmtCacheConn
+	cs *cachedStmt
+}
+
+// release hands the statement back after the rows' Close (which database/sql calls
+// once), whose error it returns.
+func (h *held) release(err error) error {
+	h.c.release(h.cs)
 	return err
 }
 
-func wrapCachedRows(rows driver.Rows, release func()) driver.Rows {
+func (c *stmtCacheConn) wrapRows(rows driver.Rows, cs *cachedStmt) driver.Rows {
+	cs.inUse = true
 	if lr, ok := rows.(liteRows); ok {
-		return &cachedRows{liteRows: lr, release: release}
+		return &cachedRows{lr, held{c, cs}}
 	}
-	return &plainCachedRows{Rows: rows, release: release}
+	return &plainCachedRows{rows, held{c, cs}}
 }

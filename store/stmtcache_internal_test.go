@@ -564,3 +564,42 @@ func TestStoreCachesStatements(t *testing.T) {
 		_ = conn.Close()
 	}
 }
+
+// BenchmarkStmtCache runs one indexed point query of a 1,000-row table, the shape of
+// most store reads, on a connection without and with the statement cache.
+func BenchmarkStmtCache(b *testing.B) {
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("cached=%t", cached), func(b *testing.B) {
+			inner, err := sqlite.NewConnector("file:" + filepath.Join(b.TempDir(), "bench.db") + "?_pragma=journal_mode(WAL)")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var connector driver.Connector = inner
+			if cached {
+				connector = stmtCacheConnector{inner}
+			}
+			db := sql.OpenDB(connector)
+			defer db.Close()
+			db.SetMaxOpenConns(1)
+			ctx := context.Background()
+			if _, err := db.ExecContext(ctx, `CREATE TABLE r (id INTEGER PRIMARY KEY, name TEXT NOT NULL,
+				version TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (name, version));
+				INSERT INTO r (name, version, created_at)
+					WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+					SELECT 'plugin-' || i, '1.0.' || (i % 7), '2026-12-01' FROM n`); err != nil {
+				b.Fatal(err)
+			}
+			const q = "SELECT id, created_at FROM r WHERE name = ? AND version = ?"
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				n := i%1000 + 1
+				var id int64
+				var at string
+				if err := db.QueryRowContext(ctx, q, fmt.Sprintf("plugin-%d", n), fmt.Sprintf("1.0.%d", n%7)).Scan(&id, &at); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
