@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 
@@ -81,7 +82,7 @@ func TestDocHeaderCacheIsBounded(t *testing.T) {
 	var dc docHeaderCache
 	docs := make([]*ingest.Document, docHeaderCacheMax+10)
 	for i := range docs {
-		docs[i] = &ingest.Document{Body: make([]byte, i), ETag: `"e` + string(rune('a'+i%26)) + `"`}
+		docs[i] = &ingest.Document{Body: make([]byte, i), ETag: `"e` + itoaForTest(i) + `"`}
 		v := dc.of(docs[i], i%2 == 0, docs[i].Body)
 		if v.length[0] != itoaForTest(i) {
 			t.Fatalf("doc %d: Content-Length %q", i, v.length[0])
@@ -93,8 +94,36 @@ func TestDocHeaderCacheIsBounded(t *testing.T) {
 	if n > docHeaderCacheMax {
 		t.Errorf("cache holds %d entries, want at most %d", n, docHeaderCacheMax)
 	}
-	if v := dc.of(docs[1], true, []byte("xy")); v.etag[0] != `"eb-gzip"` || v.length[0] != "2" {
+	if v := dc.of(docs[1], true, []byte("xy")); v.etag[0] != `"e1-gzip"` || v.length[0] != "2" {
 		t.Errorf("gzip values of doc 1: %v %v", v.etag, v.length)
+	}
+}
+
+// TestDocHeaderCacheKeepsNoDocument: a document whose header values are cached is freed
+// once nothing else refers to it (a 5 MiB index.json per publish must not stay alive).
+func TestDocHeaderCacheKeepsNoDocument(t *testing.T) {
+	var dc docHeaderCache
+	freed := make(chan struct{})
+	func() {
+		d := &ingest.Document{Body: make([]byte, 1<<20), ETag: `"kept?"`, LastModified: time.Unix(1e9, 0)}
+		runtime.AddCleanup(d, func(ch chan struct{}) { close(ch) }, freed)
+		dc.of(d, false, d.Body)
+		dc.of(d, true, d.Body[:10])
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; { // a liveness bound, not a timing assertion
+		runtime.GC()
+		select {
+		case <-freed:
+			if v := dc.of(&ingest.Document{Body: make([]byte, 7), ETag: `"kept?"`, LastModified: time.Unix(1e9, 0)}, false, nil); v.length[0] != "1048576" {
+				t.Errorf("values of a document with the same ETag and time: length %v, want the cached 1048576", v.length)
+			}
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a document whose header values are cached was never freed")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
