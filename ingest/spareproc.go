@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -14,6 +15,13 @@ import (
 // /index.json in the A/B runs of bench/scale's gzip phase, 3 Ps against 2 on 2 CPUs).
 // Changing GOMAXPROCS stops the world for a moment, so it happens at those two edges only,
 // not per publish.
+//
+// While publishes run the collector may also let the heap grow further between
+// collections (publishGC): a publish makes garbage the size of the documents it replaces
+// (5 MiB of index.json at 10k plugins and up), and at the default GOGC a stream of them
+// starts a collection every few publishes, whose stops of the world every reader waits
+// for (bench/scale's readers phase at 10k, open loop: readers' p99 with a publisher 3.85×
+// of alone at GOGC 100, 2.70× at 400; peak RSS 177 → 367 MiB).
 
 // spareIdle is how long the spare P stays after the last publish: a stream of publishes
 // keeps it rather than paying two stops of the world each.
@@ -28,20 +36,30 @@ type spareProc struct {
 	lower   *time.Timer
 	set     func(int) int // runtime.GOMAXPROCS
 	idle    time.Duration
+	// gc, when set, is the GC percent while publishes run (publishGC); setGC is
+	// debug.SetGCPercent, and gcBase what it answered when raised.
+	gc     int
+	setGC  func(int) int
+	gcBase int
 }
 
-var spare = &spareProc{set: runtime.GOMAXPROCS, idle: spareIdle}
+// PublishGC is the GC percent `registry serve` runs publishes at, unless the operator set
+// GOGC (EnableSpareProc).
+const PublishGC = 400
+
+var spare = &spareProc{set: runtime.GOMAXPROCS, setGC: debug.SetGCPercent, idle: spareIdle}
 
 // EnableSpareProc turns the policy on for this process, around the P count it has at the
 // first call (`registry serve` does, unless the operator set GOMAXPROCS); later calls
-// change nothing, so that a raised count never becomes the base.
-func EnableSpareProc() { spare.enable() }
+// change nothing, so that a raised count never becomes the base. gcPercent, when not 0,
+// is the GC percent while publishes run (PublishGC; 0 leaves the collector alone).
+func EnableSpareProc(gcPercent int) { spare.enable(gcPercent) }
 
-func (s *spareProc) enable() {
+func (s *spareProc) enable(gcPercent int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.base == 0 {
-		s.base = s.set(0)
+		s.base, s.gc = s.set(0), gcPercent
 	}
 }
 
@@ -59,6 +77,9 @@ func (s *spareProc) acquire() {
 	}
 	if !s.raised {
 		s.set(s.base + 1)
+		if s.gc != 0 {
+			s.gcBase = s.setGC(s.gc)
+		}
 		s.raised = true
 	}
 }
@@ -83,6 +104,9 @@ func (s *spareProc) lowerIfIdle() {
 	s.lower = nil
 	if s.running == 0 && s.raised {
 		s.set(s.base)
+		if s.gc != 0 {
+			s.setGC(s.gcBase)
+		}
 		s.raised = false
 	}
 }

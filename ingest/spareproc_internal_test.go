@@ -44,18 +44,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // The first of overlapping publishes raises the P count by one, and it is lowered again
 // only once idle has passed with none running; a publish within idle keeps it.
 func TestSpareProcWhilePublishing(t *testing.T) {
-	f := &fakeProcs{n: 2}
-	s := &spareProc{set: f.procs, idle: 20 * time.Millisecond}
+	f, gc := &fakeProcs{n: 2}, &fakeProcs{n: 100}
+	s := &spareProc{set: f.procs, setGC: gc.procs, idle: 20 * time.Millisecond}
 	s.acquire()
 	if got := f.history(); len(got) != 0 {
 		t.Fatalf("off (not enabled): P counts set %v, want none", got)
 	}
 	s.release()
-	s.enable()
+	s.enable(400)
 	s.acquire()
 	s.acquire()
 	if got := f.history(); len(got) != 1 || got[0] != 3 {
 		t.Fatalf("two publishes: P counts set %v, want [3]", got)
+	}
+	if got := gc.history(); len(got) != 1 || got[0] != 400 {
+		t.Fatalf("two publishes: GC percents set %v, want [400]", got)
 	}
 	s.release()
 	time.Sleep(3 * s.idle)
@@ -72,11 +75,14 @@ func TestSpareProcWhilePublishing(t *testing.T) {
 	if got := f.history(); got[1] != 2 {
 		t.Fatalf("P counts set %v, want [3 2]", got)
 	}
+	if got := gc.history(); len(got) != 2 || got[1] != 100 {
+		t.Fatalf("GC percents set %v, want [400 100] (restored with the P count)", got)
+	}
 	s.acquire()
 	if got := f.history(); len(got) != 3 || got[2] != 3 {
 		t.Fatalf("a publish after the spare P was given back: P counts set %v, want [3 2 3]", got)
 	}
-	s.enable() // again, while raised: the base stays 2
+	s.enable(0) // again, while raised: the base stays 2
 	s.release()
 	waitFor(t, "the spare P given back", func() bool { return len(f.history()) == 4 })
 	if got := f.history(); got[3] != 2 {
@@ -90,7 +96,7 @@ func TestRunLowPriorityHoldsTheSpareProc(t *testing.T) {
 	old := spare
 	spare = &spareProc{set: f.procs, idle: time.Hour}
 	defer func() { spare = old }()
-	spare.enable()
+	spare.enable(0)
 	var inside int
 	RunLowPriority(func() { inside = f.procs(0) })
 	if inside != 3 {

@@ -362,12 +362,17 @@ func (r *reloader) onSIGHUP(ctx context.Context) {
 // spareProc gives the Go runtime one P more than it would use while publishes run,
 // unless the operator set GOMAXPROCS: publishes run on low-priority threads
 // (ingest.RunLowPriority), and one of them waiting for a CPU holds its P, which requests
-// being served must not need (ingest.EnableSpareProc).
+// being served must not need. Meanwhile the collector runs at ingest.PublishGC, unless
+// the operator set GOGC (ingest.EnableSpareProc).
 func spareProc() {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return
 	}
-	ingest.EnableSpareProc()
+	gc := ingest.PublishGC
+	if os.Getenv("GOGC") != "" {
+		gc = 0
+	}
+	ingest.EnableSpareProc(gc)
 }
 
 // startupGC lets the heap grow further between collections while the first build decodes
