@@ -101,8 +101,8 @@ func (r *result) measureReaders(ctx context.Context, o options, srv *server, q *
 		return
 	}
 	r.readersPub = run(ctx, o.readers, 1<<30, o.duration, reader)
-	if !pub.stop() {
-		r.fail("readers with a publisher", pub.exhausted())
+	if err := pub.stop(); err != nil {
+		r.fail("readers with a publisher", err)
 	}
 	fmt.Fprintf(out, "index.json readers (%d): alone %s; with one publisher %s (publisher: %s)\n", o.readers, r.readers, r.readersPub, &pub.s)
 	// The same readers at a quarter of what they reached alone (open loop: a request is due
@@ -121,8 +121,8 @@ func (r *result) measureReaders(ctx context.Context, o options, srv *server, q *
 			return
 		}
 		with := runRate(ctx, rate, o.duration, rateReader)
-		if !pub.stop() {
-			r.fail("open-loop readers with a publisher", pub.exhausted())
+		if err := pub.stop(); err != nil {
+			r.fail("open-loop readers with a publisher", err)
 		}
 		r.readersRate.Merge(alone)
 		r.readersPubRate.Merge(with)

@@ -27,7 +27,7 @@ type publisher struct {
 	s          stats
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
-	done       chan bool // whether it was still publishing when stopped
+	done       chan error // when the child has exited: why its run does not count, or nil
 }
 
 func (p *publisher) start(ctx context.Context) error {
@@ -47,7 +47,7 @@ func (p *publisher) start(ctx context.Context) error {
 	if err := p.cmd.Start(); err != nil {
 		return err
 	}
-	p.done = make(chan bool, 1)
+	p.done = make(chan error, 1)
 	go func() {
 		// The whole queue is offered: the child publishes until stop closes its stdin.
 		w := bufio.NewWriter(p.stdin)
@@ -77,23 +77,26 @@ func (p *publisher) start(ctx context.Context) error {
 			p.next = k + 1
 		}
 		p.s.Elapsed += time.Since(t0)
-		_ = p.cmd.Wait()
-		p.done <- p.next < p.last
+		// The child exits 0 when stopped (stop interrupts it): any other end means it
+		// stopped publishing before the readers did.
+		if err := p.cmd.Wait(); err != nil {
+			p.done <- fmt.Errorf("the publisher process failed (its stderr is above): %w", err)
+		} else if p.next >= p.last {
+			p.done <- fmt.Errorf("the publisher ran out of packages (%d) before the readers stopped: raise -reader-publishes", p.last)
+		} else {
+			p.done <- nil
+		}
 	}()
 	time.Sleep(200 * time.Millisecond) // the first publish is in flight
 	return nil
 }
 
-// stop ends the publisher and reports whether it was still publishing (it had packages
-// left), which a measurement "with a publisher" needs.
-func (p *publisher) stop() bool {
+// stop ends the publisher; an error says it was not publishing until then (it failed, or
+// it had no packages left), which a measurement "with a publisher" needs.
+func (p *publisher) stop() error {
 	_ = p.stdin.Close()
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	return <-p.done
-}
-
-func (p *publisher) exhausted() error {
-	return fmt.Errorf("the publisher ran out of packages (%d) before the readers stopped: raise -reader-publishes", p.last)
 }
 
 // publishChild is the child's main: it publishes the files named on stdin to base until
