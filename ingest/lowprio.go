@@ -29,8 +29,9 @@ const PublishNice = 10
 func RunLowPriority(f func()) {
 	lowPrioritySlots <- struct{}{}
 	defer func() { <-lowPrioritySlots }()
-	spare.acquire()
-	defer spare.release()
+	if spare.acquire() {
+		defer spare.release()
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

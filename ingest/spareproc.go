@@ -34,6 +34,7 @@ type spareProc struct {
 	running int // publishes on low-priority threads
 	raised  bool
 	lower   *time.Timer
+	gen     int           // the release that started lower: a timer that fired as a publish started is stale
 	set     func(int) int // runtime.GOMAXPROCS
 	idle    time.Duration
 	// gc, when set, is the GC percent while publishes run (publishGC); setGC is
@@ -63,12 +64,14 @@ func (s *spareProc) enable(gcPercent int) {
 	}
 }
 
-// acquire is called as a publish starts: the first one raises the P count.
-func (s *spareProc) acquire() {
+// acquire is called as a publish starts: the first one raises the P count. It reports
+// whether it counted the publish (the policy is on), which then must call release: a
+// publish that started before EnableSpareProc must not end as one counted.
+func (s *spareProc) acquire() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.base == 0 {
-		return
+		return false
 	}
 	s.running++
 	if s.lower != nil {
@@ -82,30 +85,39 @@ func (s *spareProc) acquire() {
 		}
 		s.raised = true
 	}
+	return true
 }
 
-// release is called as a publish ends: after the last one, the P count is lowered again
-// once no publish has started for idle.
+// release is called as a publish that acquire counted ends: after the last one, the P
+// count is lowered again once no publish has started for idle.
 func (s *spareProc) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.base == 0 {
-		return
-	}
 	s.running--
 	if s.running == 0 && s.raised && s.lower == nil {
-		s.lower = time.AfterFunc(s.idle, s.lowerIfIdle)
+		s.gen++
+		gen := s.gen
+		s.lower = time.AfterFunc(s.idle, func() { s.lowerIfIdle(gen) })
 	}
 }
 
-func (s *spareProc) lowerIfIdle() {
+// lowerIfIdle is the timer of release number gen; one whose Stop came too late (it fired
+// as a publish started) finds a later release's timer, or none, and leaves it.
+func (s *spareProc) lowerIfIdle(gen int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if gen != s.gen {
+		return
+	}
 	s.lower = nil
 	if s.running == 0 && s.raised {
 		s.set(s.base)
 		if s.gc != 0 {
-			s.setGC(s.gcBase)
+			// Whoever changed the GC percent while publishes ran (cmd/registry's
+			// startupGC putting its own back) keeps their value.
+			if cur := s.setGC(s.gcBase); cur != s.gc {
+				s.setGC(cur)
+			}
 		}
 		s.raised = false
 	}

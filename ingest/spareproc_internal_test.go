@@ -46,11 +46,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestSpareProcWhilePublishing(t *testing.T) {
 	f, gc := &fakeProcs{n: 2}, &fakeProcs{n: 100}
 	s := &spareProc{set: f.procs, setGC: gc.procs, idle: 20 * time.Millisecond}
-	s.acquire()
+	if s.acquire() {
+		t.Errorf("off (not enabled): acquire counted the publish")
+	}
 	if got := f.history(); len(got) != 0 {
 		t.Fatalf("off (not enabled): P counts set %v, want none", got)
 	}
-	s.release()
 	s.enable(400)
 	s.acquire()
 	s.acquire()
@@ -101,5 +102,56 @@ func TestRunLowPriorityHoldsTheSpareProc(t *testing.T) {
 	RunLowPriority(func() { inside = f.procs(0) })
 	if inside != 3 {
 		t.Errorf("P count during RunLowPriority %d, want 3", inside)
+	}
+}
+
+// A publish that started before EnableSpareProc and ends after it is not counted as
+// ending: the next publishes raise the P count and give it back.
+func TestRunLowPriorityEnabledMidPublish(t *testing.T) {
+	f := &fakeProcs{n: 2}
+	old := spare
+	spare = &spareProc{set: f.procs, idle: time.Millisecond}
+	defer func() { spare = old }()
+	RunLowPriority(func() { spare.enable(0) })
+	RunLowPriority(func() {})
+	waitFor(t, "the spare P given back after the publish", func() bool { return len(f.history()) == 2 })
+	if got := f.history(); got[0] != 3 || got[1] != 2 {
+		t.Fatalf("P counts set %v, want [3 2]", got)
+	}
+}
+
+// A GC percent changed by someone else while publishes ran (startupGC putting its own
+// back) is not overwritten when the spare P is given back.
+func TestSpareProcKeepsAnotherGCPercent(t *testing.T) {
+	f, gc := &fakeProcs{n: 2}, &fakeProcs{n: 400} // startupGC's 400 in force
+	s := &spareProc{set: f.procs, setGC: gc.procs, idle: time.Millisecond}
+	s.enable(400)
+	s.acquire()
+	gc.procs(100) // startupGC's restore
+	s.release()
+	waitFor(t, "the spare P given back", func() bool { return len(f.history()) == 2 })
+	if got := gc.procs(0); got != 100 {
+		t.Errorf("GC percent %d after the publishes, want 100 (set while they ran)", got)
+	}
+}
+
+// A lowering timer that fired as a publish started does not lower the P count that a
+// later release's timer is counting for.
+func TestSpareProcStaleTimer(t *testing.T) {
+	f := &fakeProcs{n: 2}
+	s := &spareProc{set: f.procs, idle: time.Hour}
+	s.enable(0)
+	s.acquire()
+	s.release() // timer 1
+	stale := s.gen
+	s.acquire() // too late to stop timer 1, say
+	s.release() // timer 2
+	s.lowerIfIdle(stale)
+	if got := f.history(); len(got) != 1 {
+		t.Fatalf("a stale timer: P counts set %v, want [3] (kept for timer 2)", got)
+	}
+	s.lowerIfIdle(s.gen)
+	if got := f.history(); len(got) != 2 || got[1] != 2 {
+		t.Fatalf("timer 2: P counts set %v, want [3 2]", got)
 	}
 }
