@@ -117,23 +117,29 @@ func (s *Store) UpsertSearch(ctx context.Context, docs []SearchDoc) error {
 // searchRowids are the rowids of id's rows in rowid order, none when it has none.
 func searchRowids(ctx context.Context, tx *sql.Tx, dl searchSQL, id string) ([]int64, error) {
 	query, args := dl.rowidsOf(id)
-	rows, err := tx.QueryContext(ctx, query, args...)
+	rowids, err := queryRowids(ctx, tx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: search rowid %s: %w", id, err)
+	}
+	return rowids, nil
+}
+
+// queryRowids reads the one integer column of query's rows: the rowids of search rows.
+func queryRowids(ctx context.Context, rd searchReader, query string, args ...any) ([]int64, error) {
+	rows, err := rd.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []int64
 	for rows.Next() {
 		var rowid int64
 		if err := rows.Scan(&rowid); err != nil {
-			return nil, fmt.Errorf("store: search rowid %s: %w", id, err)
+			return nil, err
 		}
 		out = append(out, rowid)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: search rowid %s: %w", id, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // nextRowid is one past the last rowid of the band [lo, hi).
@@ -428,20 +434,11 @@ func exactRows(ctx context.Context, rd searchReader, dl searchSQL, q SearchQuery
 
 // exactRowids are the rowids of the search rows whose lower-cased id or name is key.
 func exactRowids(ctx context.Context, rd searchReader, key string) ([]int64, error) {
-	rows, err := rd.QueryContext(ctx, "SELECT search_rowid FROM search_keys WHERE key = ?", key)
+	rowids, err := queryRowids(ctx, rd, "SELECT search_rowid FROM search_keys WHERE key = ?", key)
 	if err != nil {
 		return nil, fmt.Errorf("store: search keys: %w", err)
 	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var rowid int64
-		if err := rows.Scan(&rowid); err != nil {
-			return nil, fmt.Errorf("store: search keys: %w", err)
-		}
-		out = append(out, rowid)
-	}
-	return out, rows.Err()
+	return rowids, nil
 }
 
 // searchText answers a text search in bounded work: the exact matches (id or name equal
