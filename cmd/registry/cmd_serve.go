@@ -62,11 +62,8 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-func newLogger(c *cli, format string) *slog.Logger {
-	return newLoggerTo(c.stderr, format)
-}
-
-func newLoggerTo(w io.Writer, format string) *slog.Logger {
+// newLogger is the process's logger, writing to w in format (json, else text).
+func newLogger(w io.Writer, format string) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, nil))
 	}
@@ -76,7 +73,7 @@ func newLoggerTo(w io.Writer, format string) *slog.Logger {
 // serve runs the registry with a validated configuration.
 func serve(ctx context.Context, c *cli, cfg Config) error {
 	logOut := server.NewLogOutput(c.stderr) // request lines leave in batches (server.LogOutput)
-	log := newLoggerTo(logOut, cfg.LogFormat)
+	log := newLogger(logOut, cfg.LogFormat)
 	list, err := loadList(cfg.PluginsPath)
 	if err != nil {
 		return err
