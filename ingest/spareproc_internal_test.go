@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -153,5 +154,46 @@ func TestSpareProcStaleTimer(t *testing.T) {
 	s.lowerIfIdle(s.gen)
 	if got := f.history(); len(got) != 2 || got[1] != 2 {
 		t.Fatalf("timer 2: P counts set %v, want [3 2]", got)
+	}
+}
+
+// A flood of publishes, more than lowPriorityThreads at once and in waves that start as
+// the lowering timer fires, only ever moves the P count between the base and one more,
+// and gives the spare P back after the last.
+func TestSpareProcUnderAFlood(t *testing.T) {
+	f := &fakeProcs{n: 2}
+	old := spare
+	spare = &spareProc{set: f.procs, idle: time.Millisecond}
+	defer func() { spare = old }()
+	spare.enable(0)
+	var lowered atomic.Int64 // publishes that ran without the spare P
+	for wave := range 20 {
+		var wg sync.WaitGroup
+		for range 2 * lowPriorityThreads {
+			wg.Go(func() {
+				RunLowPriority(func() {
+					if f.procs(0) != 3 {
+						lowered.Add(1)
+					}
+				})
+			})
+		}
+		wg.Wait()
+		time.Sleep(time.Duration(wave%3) * time.Millisecond) // before, at and after idle
+	}
+	if n := lowered.Load(); n > 0 {
+		t.Errorf("%d publishes ran without the spare P", n)
+	}
+	waitFor(t, "the spare P given back after the flood", func() bool { return f.procs(0) == 2 })
+	got := f.history()
+	for i, n := range got {
+		if want := []int{3, 2}[i%2]; n != want {
+			t.Fatalf("P counts set %v: #%d is %d, want alternately 3 and 2", got, i, n)
+		}
+	}
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	if spare.running != 0 || spare.raised {
+		t.Errorf("after the flood: %d publishes counted running, raised %v; want 0, false", spare.running, spare.raised)
 	}
 }
