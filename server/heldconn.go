@@ -46,10 +46,6 @@ type heldConn struct {
 
 // Write keeps p while holding (within heldMax), else writes what is held and p.
 func (c *heldConn) Write(p []byte) (int, error) {
-	if !c.holding && len(c.held) == 0 {
-		c.sends++
-		return c.TCPConn.Write(p)
-	}
 	if c.holding && len(c.held)+len(p) <= heldMax {
 		c.held = append(c.held, p...)
 		return len(p), nil
