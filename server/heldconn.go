@@ -86,10 +86,14 @@ func (c *heldConn) writeHeldAnd(p []byte) (int, error) {
 	return int(max(n-int64(held), 0)), err
 }
 
-// release ends a hold and writes what it kept.
+// release ends a hold and writes what it kept. A write that fails closes the connection:
+// net/http counted the held bytes as written, and would otherwise answer the next request
+// on a connection whose response was cut short.
 func (c *heldConn) release() {
 	c.holding = false
-	_, _ = c.writeHeldAnd(nil)
+	if _, err := c.writeHeldAnd(nil); err != nil {
+		_ = c.TCPConn.Close()
+	}
 }
 
 // heldBody is a body from memory for heldConn.ReadFrom. It has no WriteTo, so that io.Copy

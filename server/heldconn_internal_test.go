@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -150,5 +152,145 @@ func TestHeldConnBoundsWhatItHolds(t *testing.T) {
 	_ = hc.Close()
 	if b := <-got; !bytes.Equal(b, append(head, big...)) {
 		t.Errorf("peer read %d bytes, want %d", len(b), len(head)+len(big))
+	}
+}
+
+// serveHeld runs an http.Server on heldListener whose handler answers ?size=N with N bytes
+// through writeWhole (with ?plain through one Write; with ?fail after the connection's
+// write deadline has passed), and returns its address; writeWhole's results go to results.
+func serveHeld(t *testing.T, results chan<- error) string {
+	t.Helper()
+	srv := &http.Server{ConnContext: withConn, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hc, _ := r.Context().Value(connKey{}).(*heldConn)
+		size, _ := strconv.Atoi(r.URL.Query().Get("size"))
+		body := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		var err error
+		switch {
+		case r.URL.Query().Has("plain"):
+			_, err = w.Write(body)
+		case r.Method == http.MethodHead:
+		default:
+			if r.URL.Query().Has("fail") {
+				_ = hc.SetWriteDeadline(time.Now().Add(-time.Second))
+			}
+			var n int64
+			if n, err = writeWhole(r, w, body); err == nil && n != int64(len(body)) {
+				err = io.ErrShortWrite
+			}
+		}
+		results <- err
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(heldListener{ln}) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// TestHeldConnPipelinedResponsesStayWhole: requests sent back to back on one connection
+// (held and plain answers, a HEAD, bodies shorter than net/http's sniff and longer than
+// heldMax) get their responses in order, each whole: a hold never keeps or leaks bytes
+// into the next response, nor stays on for the next request.
+func TestHeldConnPipelinedResponsesStayWhole(t *testing.T) {
+	results := make(chan error, 16)
+	c, err := net.Dial("tcp", serveHeld(t, results))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	reqs := []struct {
+		method, query string
+		size          int
+	}{
+		{http.MethodGet, "size=65536", 65536},
+		{http.MethodHead, "size=65536", 65536},
+		{http.MethodGet, "size=256", 256},
+		{http.MethodGet, "size=512", 512},
+		{http.MethodGet, "size=1048576", 1 << 20},
+		{http.MethodGet, "size=32768", 32768},
+		{http.MethodGet, "size=4096&plain", 4096}, // last: a hold left on would keep it
+	}
+	var out bytes.Buffer
+	for _, rq := range reqs {
+		out.WriteString(rq.method + " /?" + rq.query + " HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	if _, err := c.Write(out.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // a liveness bound, not a timing assertion
+	br := bufio.NewReader(c)
+	for _, rq := range reqs {
+		res, err := http.ReadResponse(br, &http.Request{Method: rq.method})
+		if err != nil {
+			t.Fatalf("%s ?%s: %v", rq.method, rq.query, err)
+		}
+		got, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		want := bytes.Repeat([]byte("0123456789abcdef"), rq.size/16)
+		if rq.method == http.MethodHead {
+			want = nil
+		}
+		if err != nil || !bytes.Equal(got, want) || res.ContentLength != int64(rq.size) {
+			t.Errorf("%s ?%s: %d bytes (%v), Content-Length %d; want %d bytes of %d", rq.method, rq.query, len(got), err, res.ContentLength, len(want), rq.size)
+		}
+		if err := <-results; err != nil {
+			t.Errorf("%s ?%s: handler: %v", rq.method, rq.query, err)
+		}
+	}
+}
+
+// TestHeldConnFailedWriteEndsTheConnection: when the writev of a held response fails (its
+// write deadline passed), writeWhole reports it and net/http closes the connection instead
+// of answering the next request on it after a response cut short.
+func TestHeldConnFailedWriteEndsTheConnection(t *testing.T) {
+	results := make(chan error, 4)
+	c, err := net.Dial("tcp", serveHeld(t, results))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /?size=65536&fail HTTP/1.1\r\nHost: x\r\n\r\nGET /?size=256 HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-results; err == nil {
+		t.Error("writeWhole past the write deadline reported no error")
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // a liveness bound, not a timing assertion
+	if got, err := io.ReadAll(c); err != nil || len(got) != 0 {
+		t.Errorf("after the failed response the client read %d bytes (%v); want the connection closed with nothing sent", len(got), err)
+	}
+}
+
+// TestHeldConnReleaseFailureClosesConnection: a hold whose bytes cannot be written when it
+// ends closes the connection: net/http already counted them as written and would serve the
+// next request on a connection whose response was cut short.
+func TestHeldConnReleaseFailureClosesConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	c, err := heldListener{ln}.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := c.(*heldConn)
+	defer hc.Close()
+	hc.holding = true
+	if _, err := hc.Write([]byte("HTTP/1.1 200 OK\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = hc.SetWriteDeadline(time.Now().Add(-time.Second))
+	hc.release()
+	if _, err := hc.Write([]byte("next")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("a write after a failed release: %v; want %v", err, net.ErrClosed)
 	}
 }
