@@ -270,9 +270,7 @@ func (s *Service) install(ctx context.Context, b *built, cat *Catalog, docs *Doc
 		s.refusal.Store(nil)
 	}
 	s.fallback.Store(nil)
-	if s.ctx.Err() == nil { // after Close nothing more is written
-		s.persist.request(docs) // the last good copy, off the write path
-	}
+	s.persist.request(docs) // the last good copy, off the write path; none after Close
 	if changed == nil {
 		s.previews.request(s.ctx, b.list) // copies the list's new preview images, in the background
 	}

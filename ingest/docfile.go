@@ -191,6 +191,7 @@ func newPersister(write func(*Documents), writeSum func(tableSum)) *persister {
 	return p
 }
 
+// request hands over the documents in force; after wait (Close) nothing more is written.
 func (p *persister) request(docs *Documents) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -199,7 +200,8 @@ func (p *persister) request(docs *Documents) {
 }
 
 // requestSum hands over the search table's digest, once the table it describes is
-// committed (a digest newer than the table would skip a rewrite it needs).
+// committed (a digest newer than the table would skip a rewrite it needs); after wait
+// (Close) nothing more is written, and search.sum may be older than the table.
 func (p *persister) requestSum(sum tableSum) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -207,9 +209,10 @@ func (p *persister) requestSum(sum tableSum) {
 	p.start()
 }
 
-// start runs the loop unless it runs; p.mu is held.
+// start runs the loop unless it runs or wait was called; p.mu is held. Checked here, under
+// p.mu, a request as Close runs is either written before wait returns or not at all.
 func (p *persister) start() {
-	if !p.running {
+	if !p.running && !p.closed {
 		p.running = true
 		go p.loop()
 	}

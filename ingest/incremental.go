@@ -350,9 +350,7 @@ func (s *Service) searchHolds(sum rowSum) bool {
 // unknown table is followed by a full build (install drops built), which rewrites it.
 func (s *Service) searchCommitted(t tableSum) {
 	s.search = searchState{set: true, table: t}
-	if s.ctx.Err() == nil {
-		s.persist.requestSum(t)
-	}
+	s.persist.requestSum(t)
 }
 
 func (s *Service) searchSumPath() string { return filepath.Join(s.store.Dir(), docDir, "search.sum") }

@@ -208,3 +208,24 @@ func TestSearchSumAfterCommit(t *testing.T) {
 		t.Error("the upsert saw no digest at all (the full build's should be there)")
 	}
 }
+
+// TestPersisterWritesNothingAfterWait: a request as Close runs is written before wait
+// returns or never: none starts a write after it (into a data directory being removed).
+func TestPersisterWritesNothingAfterWait(t *testing.T) {
+	var mu sync.Mutex
+	var writes []string
+	p := newPersister(func(*Documents) { mu.Lock(); writes = append(writes, "docs"); mu.Unlock() },
+		func(tableSum) { mu.Lock(); writes = append(writes, "sum"); mu.Unlock() })
+	p.requestSum(tableSum{known: true})
+	p.wait()
+	p.request(&Documents{})
+	p.requestSum(tableSum{})
+	p.mu.Lock()
+	running := p.running
+	p.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if running || len(writes) != 1 || writes[0] != "sum" {
+		t.Errorf("after wait: running %v, writes %v; want not running, [sum] (the one before wait)", running, writes)
+	}
+}
