@@ -125,21 +125,10 @@ func TestRequestLogFlushesWhileRunning(t *testing.T) {
 	t.Fatal("a queued line was never written while the flusher ran")
 }
 
-// countingWriter counts its writes and keeps their bytes.
-type countingWriter struct {
-	writes int
-	bytes.Buffer
-}
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	w.writes++
-	return w.Buffer.Write(p)
-}
-
 // TestLogOutputWritesAQueueAtOnce: with a LogOutput, a queue of request lines leaves in
 // one write, every line in order; a line logged outside a batch goes straight through.
 func TestLogOutputWritesAQueueAtOnce(t *testing.T) {
-	w := &countingWriter{}
+	w := &chunkWriter{}
 	out := NewLogOutput(w)
 	log := slog.New(slog.NewJSONHandler(out, nil))
 	l := newRequestLog(log.Handler(), out)
@@ -148,8 +137,8 @@ func TestLogOutputWritesAQueueAtOnce(t *testing.T) {
 		l.add(numbered(i))
 	}
 	l.flush()
-	if w.writes != 1 || strings.Count(w.String(), "\n") != 50 {
-		t.Fatalf("a queue of 50 lines: %d writes, %d lines; want 1 write of 50", w.writes, strings.Count(w.String(), "\n"))
+	if len(w.writes) != 1 || strings.Count(w.String(), "\n") != 50 {
+		t.Fatalf("a queue of 50 lines: %d writes, %d lines; want 1 write of 50", len(w.writes), strings.Count(w.String(), "\n"))
 	}
 	for i, line := range strings.Split(strings.TrimSpace(w.String()), "\n") {
 		if !strings.Contains(line, fmt.Sprintf(`"n":%d}`, i)) {
@@ -157,8 +146,8 @@ func TestLogOutputWritesAQueueAtOnce(t *testing.T) {
 		}
 	}
 	log.Warn("not a request")
-	if w.writes != 2 || !strings.Contains(w.String(), "not a request") {
-		t.Errorf("a line outside a batch: %d writes, want 2 (straight through)", w.writes)
+	if len(w.writes) != 2 || !strings.Contains(w.String(), "not a request") {
+		t.Errorf("a line outside a batch: %d writes, want 2 (straight through)", len(w.writes))
 	}
 }
 
