@@ -177,6 +177,35 @@ func TestLogOutputWritesBigBatchesInChunks(t *testing.T) {
 	}
 }
 
+// TestLogOutputWritesALongLineWhole: a line longer than logOutputChunk (a request for a
+// path of nearly net/http's 64 KiB header limit, escaped) leaves in one write of its own,
+// never cut, between the lines before and after it.
+func TestLogOutputWritesALongLineWhole(t *testing.T) {
+	w := &chunkWriter{}
+	out := NewLogOutput(w)
+	log := slog.New(slog.NewJSONHandler(out, nil))
+	l := newRequestLog(log.Handler(), out)
+	l.running = true
+	long := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	long.AddAttrs(slog.String("path", "/"+strings.Repeat("\x00", 60<<10))) // each byte escaped as \u0000
+	l.add(numbered(0))
+	l.add(long)
+	l.add(numbered(2))
+	l.flush()
+	if len(w.writes) != 3 {
+		t.Fatalf("%d writes of sizes %v; want 3: the line before, the long line, the line after", len(w.writes), w.writes)
+	}
+	lines := strings.SplitAfter(w.String(), "\n")
+	for i, n := range w.writes {
+		if n.size != len(lines[i]) || !n.endsLine {
+			t.Errorf("write %d: %d bytes, ends a line: %v; want line %d whole, %d bytes", i, n.size, n.endsLine, i, len(lines[i]))
+		}
+	}
+	if n := w.writes[1].size; n <= logOutputChunk {
+		t.Errorf("the long line is %d bytes, want more than logOutputChunk (%d)", n, logOutputChunk)
+	}
+}
+
 // chunkWriter records the size of each write and whether it ended with a newline.
 type chunkWriter struct {
 	bytes.Buffer
