@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -82,9 +83,9 @@ func TestDocHeaderCacheIsBounded(t *testing.T) {
 	var dc docHeaderCache
 	docs := make([]*ingest.Document, docHeaderCacheMax+10)
 	for i := range docs {
-		docs[i] = &ingest.Document{Body: make([]byte, i), ETag: `"e` + itoaForTest(i) + `"`}
+		docs[i] = &ingest.Document{Body: make([]byte, i), ETag: `"e` + strconv.Itoa(i) + `"`}
 		v := dc.of(docs[i], i%2 == 0, docs[i].Body)
-		if v.length[0] != itoaForTest(i) {
+		if v.length[0] != strconv.Itoa(i) {
 			t.Fatalf("doc %d: Content-Length %q", i, v.length[0])
 		}
 	}
@@ -124,15 +125,5 @@ func TestDocHeaderCacheKeepsNoDocument(t *testing.T) {
 			t.Fatal("a document whose header values are cached was never freed")
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func itoaForTest(n int) string {
-	b := []byte{}
-	for {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		if n /= 10; n == 0 {
-			return string(b)
-		}
 	}
 }
