@@ -56,24 +56,22 @@ func (s *Store) searchSQL() searchSQL {
 // 0011, 0012).
 type ftsSearch struct{}
 
+const (
+	ftsInsertRow = `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	ftsInsertKeys = "INSERT OR IGNORE INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?)"
+)
+
+// insert runs the same two texts for every doc: the connection's statement cache
+// (stmtCacheConn) compiles each once, for a full rebuild's thousands of docs and across
+// the one-doc calls of UpsertSearch alike, which a tx.Prepare per call would compile again.
 func (ftsSearch) insert(ctx context.Context, tx *sql.Tx, docs []SearchDoc, rowids []int64) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO search (rowid, id, name, description, author, categories, kind, updated_at, downloads)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("store: search insert: %w", err)
-	}
-	defer stmt.Close()
-	keys, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO search_keys (key, search_rowid) VALUES (?, ?), (?, ?)")
-	if err != nil {
-		return fmt.Errorf("store: search keys insert: %w", err)
-	}
-	defer keys.Close()
 	for i, d := range docs {
-		if _, err := stmt.ExecContext(ctx, rowids[i], d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
+		if _, err := tx.ExecContext(ctx, ftsInsertRow, rowids[i], d.ID, d.Name, d.Description, d.Author, strings.Join(d.Categories, " "),
 			d.Kind, d.UpdatedAt.UTC().Format(time.RFC3339), d.Downloads); err != nil {
 			return fmt.Errorf("store: search insert %s: %w", d.ID, err)
 		}
-		if _, err := keys.ExecContext(ctx, exactKey(d.ID), rowids[i], exactKey(d.Name), rowids[i]); err != nil {
+		if _, err := tx.ExecContext(ctx, ftsInsertKeys, exactKey(d.ID), rowids[i], exactKey(d.Name), rowids[i]); err != nil {
 			return fmt.Errorf("store: search keys insert %s: %w", d.ID, err)
 		}
 	}

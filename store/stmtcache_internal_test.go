@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"modernc.org/sqlite"
@@ -563,6 +564,36 @@ func TestStoreCachesStatements(t *testing.T) {
 		})
 		_ = conn.Close()
 	}
+}
+
+// TestUpsertSearchCachesInserts: the search row and keys inserts of UpsertSearch, one
+// doc per call, run through the writer's statement cache (a tx.Prepare would compile
+// them again on every call).
+func TestUpsertSearchCachesInserts(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 2 {
+		d := SearchDoc{ID: fmt.Sprintf("plugin-%d", i), Name: "Plugin", Kind: "plugin", UpdatedAt: time.Unix(0, 0)}
+		if err := s.UpsertSearch(ctx, []SearchDoc{d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cacheOf(t, conn, func(c *stmtCacheConn) {
+		for _, q := range []string{ftsInsertRow, ftsInsertKeys} {
+			if _, ok := c.byKey[q]; !ok {
+				t.Errorf("%q is not cached on the writer", q)
+			}
+		}
+	})
 }
 
 // BenchmarkStmtCache runs one indexed point query of a 1,000-row table, the shape of
