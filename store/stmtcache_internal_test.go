@@ -596,6 +596,50 @@ func TestUpsertSearchCachesInserts(t *testing.T) {
 	})
 }
 
+// TestBackupTwiceCached: a second Backup runs the writer's cached VACUUM INTO statement
+// again, with the new file bound, and snapshots what was written since the first.
+func TestBackupTwiceCached(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var snaps []string
+	for i := range 2 {
+		d := SearchDoc{ID: fmt.Sprintf("plugin-%d", i), Name: "Plugin", Kind: "plugin", UpdatedAt: time.Unix(0, 0)}
+		if err := s.UpsertSearch(ctx, []SearchDoc{d}); err != nil {
+			t.Fatal(err)
+		}
+		snap := filepath.Join(dir, fmt.Sprintf("snap%d.db", i))
+		if err := s.Backup(ctx, snap); err != nil {
+			t.Fatalf("backup %d: %v", i+1, err)
+		}
+		snaps = append(snaps, snap)
+	}
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheOf(t, conn, func(c *stmtCacheConn) {
+		if _, ok := c.byKey["VACUUM INTO ?"]; !ok {
+			t.Error("VACUUM INTO is not cached on the writer: the second backup did not run it again")
+		}
+	})
+	_ = conn.Close()
+	for i, snap := range snaps {
+		db, err := sql.Open("sqlite", "file:"+snap+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := queryInts(t, db, "SELECT count(*) FROM search"); !cmp.Equal(got, []int{i + 1}) {
+			t.Errorf("snapshot %d holds %v search rows, want %d", i+1, got, i+1)
+		}
+		_ = db.Close()
+	}
+}
+
 // BenchmarkStmtCache runs one indexed point query of a 1,000-row table, the shape of
 // most store reads, on a connection without and with the statement cache.
 func BenchmarkStmtCache(b *testing.B) {
