@@ -19,8 +19,10 @@ import (
 // and Serve writes what is left before it returns. Outside Serve (a Server used as an
 // http.Handler, as in tests), each line is written at once.
 type requestLog struct {
-	h   slog.Handler
-	out *LogOutput // h's destination when it is one: a queue's lines leave in one write
+	h slog.Handler
+	// out is h's destination when it is one: a queue's lines then leave in writes of up
+	// to logOutputChunk bytes, not a write each.
+	out *LogOutput
 
 	mu      sync.Mutex
 	queue   []slog.Record
@@ -171,7 +173,8 @@ func (o *LogOutput) Write(p []byte) (int, error) {
 }
 
 // batch runs f, collecting what it writes, and writes that when the last batch running
-// ends. A nil o just runs f.
+// ends, even one whose f panicked (else every later line would be collected, never
+// written). A nil o just runs f.
 func (o *LogOutput) batch(f func()) {
 	if o == nil {
 		f()
@@ -180,7 +183,12 @@ func (o *LogOutput) batch(f func()) {
 	o.mu.Lock()
 	o.batching++
 	o.mu.Unlock()
+	defer o.endBatch()
 	f()
+}
+
+// endBatch ends a batch, and writes what was collected when it was the last one running.
+func (o *LogOutput) endBatch() {
 	o.mu.Lock()
 	o.batching--
 	var b []byte

@@ -206,6 +206,25 @@ func TestLogOutputWritesALongLineWhole(t *testing.T) {
 	}
 }
 
+// TestLogOutputBatchEndsWhenItPanics: a batch whose formatting panics still writes what it
+// collected and ends, so that later lines go straight through instead of being collected
+// for a batch that never ends.
+func TestLogOutputBatchEndsWhenItPanics(t *testing.T) {
+	w := &chunkWriter{}
+	out := NewLogOutput(w)
+	func() {
+		defer func() { _ = recover() }()
+		out.batch(func() {
+			_, _ = out.Write([]byte("collected\n"))
+			panic("a handler failed")
+		})
+	}()
+	_, _ = out.Write([]byte("after\n"))
+	if got := w.String(); got != "collected\nafter\n" || len(w.writes) != 2 {
+		t.Errorf("after a panicking batch the output is %q in %d writes; want the collected line, then the next one straight through", got, len(w.writes))
+	}
+}
+
 // chunkWriter records the size of each write and whether it ended with a newline.
 type chunkWriter struct {
 	bytes.Buffer
