@@ -27,16 +27,19 @@ import (
 // keeps it rather than paying two stops of the world each.
 const spareIdle = time.Second
 
-// spareProc is the P count policy; off (base 0) until EnableSpareProc.
+// spareProc is the P count policy; off until EnableSpareProc. Raised, the P count is one
+// more than it was; lowered, it is the runtime's default again (setDefault), which the
+// runtime then keeps updating as the CPUs available change, as without the policy.
 type spareProc struct {
-	mu      sync.Mutex
-	base    int // the P count without publishes; 0: off
-	running int // publishes on low-priority threads
-	raised  bool
-	lower   *time.Timer
-	gen     int           // the release that started lower: a timer that fired as a publish started is stale
-	set     func(int) int // runtime.GOMAXPROCS
-	idle    time.Duration
+	mu         sync.Mutex
+	on         bool
+	running    int // publishes on low-priority threads
+	raised     bool
+	lower      *time.Timer
+	gen        int           // the release that started lower: a timer that fired as a publish started is stale
+	set        func(int) int // runtime.GOMAXPROCS
+	setDefault func()        // runtime.SetDefaultGOMAXPROCS
+	idle       time.Duration
 	// gc, when set, is the GC percent while publishes run (publishGC); setGC is
 	// debug.SetGCPercent, and gcBase what it answered when raised.
 	gc     int
@@ -48,19 +51,20 @@ type spareProc struct {
 // GOGC (EnableSpareProc).
 const PublishGC = 400
 
-var spare = &spareProc{set: runtime.GOMAXPROCS, setGC: debug.SetGCPercent, idle: spareIdle}
+var spare = &spareProc{set: runtime.GOMAXPROCS, setDefault: runtime.SetDefaultGOMAXPROCS,
+	setGC: debug.SetGCPercent, idle: spareIdle}
 
-// EnableSpareProc turns the policy on for this process, around the P count it has at the
-// first call (`registry serve` does, unless the operator set GOMAXPROCS); later calls
-// change nothing, so that a raised count never becomes the base. gcPercent, when not 0,
-// is the GC percent while publishes run (PublishGC; 0 leaves the collector alone).
+// EnableSpareProc turns the policy on for this process (`registry serve` does, unless the
+// operator set GOMAXPROCS, which lowering would not keep); later calls change nothing.
+// gcPercent, when not 0, is the GC percent while publishes run (PublishGC; 0 leaves the
+// collector alone).
 func EnableSpareProc(gcPercent int) { spare.enable(gcPercent) }
 
 func (s *spareProc) enable(gcPercent int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.base == 0 {
-		s.base, s.gc = s.set(0), gcPercent
+	if !s.on {
+		s.on, s.gc = true, gcPercent
 	}
 }
 
@@ -70,7 +74,7 @@ func (s *spareProc) enable(gcPercent int) {
 func (s *spareProc) acquire() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.base == 0 {
+	if !s.on {
 		return false
 	}
 	s.running++
@@ -79,7 +83,7 @@ func (s *spareProc) acquire() bool {
 		s.lower = nil
 	}
 	if !s.raised {
-		s.set(s.base + 1)
+		s.set(s.set(0) + 1)
 		if s.gc != 0 {
 			s.gcBase = s.setGC(s.gc)
 		}
@@ -111,7 +115,7 @@ func (s *spareProc) lowerIfIdle(gen int) {
 	}
 	s.lower = nil
 	if s.running == 0 && s.raised {
-		s.set(s.base)
+		s.setDefault()
 		if s.gc != 0 {
 			// Whoever changed the GC percent while publishes ran (cmd/registry's
 			// startupGC putting its own back) keeps their value.

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,6 +26,9 @@ func (f *fakeProcs) procs(n int) int {
 	return prev
 }
 
+// defaultProcs is runtime.SetDefaultGOMAXPROCS on a machine of 2 CPUs.
+func (f *fakeProcs) defaultProcs() { f.procs(2) }
+
 func (f *fakeProcs) history() []int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -46,7 +50,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // only once idle has passed with none running; a publish within idle keeps it.
 func TestSpareProcWhilePublishing(t *testing.T) {
 	f, gc := &fakeProcs{n: 2}, &fakeProcs{n: 100}
-	s := &spareProc{set: f.procs, setGC: gc.procs, idle: 20 * time.Millisecond}
+	s := &spareProc{set: f.procs, setDefault: f.defaultProcs, setGC: gc.procs, idle: 20 * time.Millisecond}
 	if s.acquire() {
 		t.Errorf("off (not enabled): acquire counted the publish")
 	}
@@ -96,7 +100,7 @@ func TestSpareProcWhilePublishing(t *testing.T) {
 func TestRunLowPriorityHoldsTheSpareProc(t *testing.T) {
 	f := &fakeProcs{n: 2}
 	old := spare
-	spare = &spareProc{set: f.procs, idle: time.Hour}
+	spare = &spareProc{set: f.procs, setDefault: f.defaultProcs, idle: time.Hour}
 	defer func() { spare = old }()
 	spare.enable(0)
 	var inside int
@@ -111,7 +115,7 @@ func TestRunLowPriorityHoldsTheSpareProc(t *testing.T) {
 func TestRunLowPriorityEnabledMidPublish(t *testing.T) {
 	f := &fakeProcs{n: 2}
 	old := spare
-	spare = &spareProc{set: f.procs, idle: time.Millisecond}
+	spare = &spareProc{set: f.procs, setDefault: f.defaultProcs, idle: time.Millisecond}
 	defer func() { spare = old }()
 	RunLowPriority(func() { spare.enable(0) })
 	RunLowPriority(func() {})
@@ -125,7 +129,7 @@ func TestRunLowPriorityEnabledMidPublish(t *testing.T) {
 // back) is not overwritten when the spare P is given back.
 func TestSpareProcKeepsAnotherGCPercent(t *testing.T) {
 	f, gc := &fakeProcs{n: 2}, &fakeProcs{n: 400} // startupGC's 400 in force
-	s := &spareProc{set: f.procs, setGC: gc.procs, idle: time.Millisecond}
+	s := &spareProc{set: f.procs, setDefault: f.defaultProcs, setGC: gc.procs, idle: time.Millisecond}
 	s.enable(400)
 	s.acquire()
 	gc.procs(100) // startupGC's restore
@@ -140,7 +144,7 @@ func TestSpareProcKeepsAnotherGCPercent(t *testing.T) {
 // later release's timer is counting for.
 func TestSpareProcStaleTimer(t *testing.T) {
 	f := &fakeProcs{n: 2}
-	s := &spareProc{set: f.procs, idle: time.Hour}
+	s := &spareProc{set: f.procs, setDefault: f.defaultProcs, idle: time.Hour}
 	s.enable(0)
 	s.acquire()
 	s.release() // timer 1
@@ -163,7 +167,7 @@ func TestSpareProcStaleTimer(t *testing.T) {
 func TestSpareProcUnderAFlood(t *testing.T) {
 	f := &fakeProcs{n: 2}
 	old := spare
-	spare = &spareProc{set: f.procs, idle: time.Millisecond}
+	spare = &spareProc{set: f.procs, setDefault: f.defaultProcs, idle: time.Millisecond}
 	defer func() { spare = old }()
 	spare.enable(0)
 	var lowered atomic.Int64 // publishes that ran without the spare P
@@ -195,5 +199,30 @@ func TestSpareProcUnderAFlood(t *testing.T) {
 	defer spare.mu.Unlock()
 	if spare.running != 0 || spare.raised {
 		t.Errorf("after the flood: %d publishes counted running, raised %v; want 0, false", spare.running, spare.raised)
+	}
+}
+
+// The spare P is one more than the runtime's count as a publish starts, and lowering hands
+// the count back to the runtime's default: a CPU quota raised between publishes is
+// followed, not undone by a count remembered from before.
+func TestSpareProcFollowsTheDefault(t *testing.T) {
+	f := &fakeProcs{n: 2}
+	var mu sync.Mutex
+	def := 2
+	s := &spareProc{set: f.procs, idle: time.Millisecond,
+		setDefault: func() { mu.Lock(); n := def; mu.Unlock(); f.procs(n) }}
+	s.enable(0)
+	s.acquire()
+	s.release()
+	waitFor(t, "the spare P given back", func() bool { return len(f.history()) == 2 })
+	mu.Lock()
+	def = 4
+	mu.Unlock()
+	f.procs(4) // the runtime follows the new quota
+	s.acquire()
+	s.release()
+	waitFor(t, "the spare P given back again", func() bool { return len(f.history()) == 5 })
+	if got, want := f.history(), []int{3, 2, 4, 5, 4}; !slices.Equal(got, want) {
+		t.Errorf("P counts set %v, want %v", got, want)
 	}
 }
