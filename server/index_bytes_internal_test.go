@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,3 +128,60 @@ func TestDocHeaderCacheKeepsNoDocument(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// manyRanges is a Range header of n one-byte ranges, apart from one another.
+func manyRanges(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = strconv.Itoa(2*i) + "-" + strconv.Itoa(2*i)
+	}
+	return "bytes=" + strings.Join(parts, ",")
+}
+
+// TestDocumentRangesAreBounded: a document asked for in at most maxRanges ranges gets them
+// (206); asked for in more (a 64 KiB header holds thousands), it is answered whole, as a
+// package download is.
+func TestDocumentRangesAreBounded(t *testing.T) {
+	body := bytes.Repeat([]byte(`{"plugins":[]}`), 1000)
+	d := &ingest.Document{Body: body, ETag: `"abc"`, LastModified: time.Unix(1e9, 0)}
+	var cache docHeaderCache
+	for _, tc := range []struct {
+		ranges, status int
+	}{{2, http.StatusPartialContent}, {maxRanges, http.StatusPartialContent}, {maxRanges + 1, http.StatusOK}, {5000, http.StatusOK}} {
+		req := httptest.NewRequest(http.MethodGet, "/index.json", nil)
+		req.Header.Set("Range", manyRanges(tc.ranges))
+		w := httptest.NewRecorder()
+		serveBytes(echo.New().NewContext(req, w), cache.of(d, false, body), d.LastModified, body, false)
+		if w.Code != tc.status || (tc.status == http.StatusOK && !bytes.Equal(w.Body.Bytes(), body)) {
+			t.Errorf("%d ranges: %d with %d bytes; want %d (200: the whole %d bytes)", tc.ranges, w.Code, w.Body.Len(), tc.status, len(body))
+		}
+	}
+}
+
+// BenchmarkServeBytesRanges: the cost of a Range request for a 5 MiB document by the number
+// of one-byte ranges it asks for (0: a plain GET), up to a header of about 60 KiB.
+func BenchmarkServeBytesRanges(b *testing.B) {
+	body := bytes.Repeat([]byte(`{"plugins":[]}`), 5<<20/14)
+	d := &ingest.Document{Body: body, ETag: `"abc"`, LastModified: time.Unix(1e9, 0)}
+	var cache docHeaderCache
+	e := echo.New()
+	for _, n := range []int{0, 1, maxRanges, maxRanges + 1, 6000} {
+		b.Run("ranges="+strconv.Itoa(n), func(b *testing.B) {
+			req, rh := httptest.NewRequest(http.MethodGet, "/index.json", nil), manyRanges(n)
+			for b.Loop() {
+				if n > 0 {
+					req.Header.Set("Range", rh)
+				}
+				w := &discardWriter{h: http.Header{}}
+				serveBytes(e.NewContext(req, w), cache.of(d, false, body), d.LastModified, body, false)
+			}
+		})
+	}
+}
+
+// discardWriter is a ResponseWriter that drops what it is sent.
+type discardWriter struct{ h http.Header }
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(int)             {}
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
