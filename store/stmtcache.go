@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"strings"
 )
 
 // On SQLite every ExecContext or QueryContext with SQL text parses and compiles that text
@@ -20,6 +21,14 @@ const stmtCacheSize = 128
 // builds per call (IN lists of many placeholders, multi-row inserts, scripts): they
 // seldom recur, and each would evict statements that do.
 const stmtCacheMaxText = 4 << 10
+
+// stmtCacheMaxParams is the most placeholders a kept text has (the store's recurring
+// statements have at most 20). A text with more is an IN list or a multi-row insert built
+// per call, one text per length (log hashes and blocklist digests in batches of up to
+// 500): kept, each would hold a compiled program of some 200 bytes per placeholder, outside
+// the Go heap (SQLITE_DBSTATUS_STMT_USED: 12 KB a statement at 1, 26 KB at 100, 100 KB at
+// 500), and 128 such texts 12 MB on each of the store's 9 connections.
+const stmtCacheMaxParams = 32
 
 // liteConn is what database/sql uses of a modernc connection; stmtCacheConn offers each.
 type liteConn interface {
@@ -117,7 +126,7 @@ func (c *stmtCacheConn) QueryContext(ctx context.Context, query string, args []d
 }
 
 // take is the cached statement for query, prepared on a miss, or nil when query is to
-// run uncached: too long to keep, or its statement is still stepping under open rows (a
+// run uncached: too long to keep or of too many placeholders, or its statement is still stepping under open rows (a
 // query run again inside the loop over its own rows), which gets a statement of its own.
 // A failed prepare is returned and nothing is kept.
 func (c *stmtCacheConn) take(ctx context.Context, query string) (*cachedStmt, error) {
@@ -131,6 +140,9 @@ func (c *stmtCacheConn) take(ctx context.Context, query string) (*cachedStmt, er
 		}
 		c.lru.MoveToFront(el)
 		return cs, nil
+	}
+	if strings.Count(query, "?") > stmtCacheMaxParams {
+		return nil, nil
 	}
 	ds, err := c.inner.PrepareContext(ctx, query)
 	if err != nil {

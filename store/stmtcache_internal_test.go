@@ -345,6 +345,38 @@ func TestStmtCacheSkipsLongText(t *testing.T) {
 	}
 }
 
+// TestStmtCacheSkipsManyParams: a text of more than stmtCacheMaxParams placeholders (an
+// IN list built per call) runs uncached, however many lengths come, and leaves the
+// statements kept before it in place; one of stmtCacheMaxParams is kept.
+func TestStmtCacheSkipsManyParams(t *testing.T) {
+	_, conn, spy := openSpied(t)
+	inList := func(n int) (string, []any) {
+		args := make([]any, n)
+		for i := range args {
+			args[i] = i
+		}
+		return "SELECT 1 WHERE 1 IN (?" + strings.Repeat(", ?", n-1) + ")", args
+	}
+	kept, keptArgs := inList(stmtCacheMaxParams)
+	mustExec(t, conn, kept, keptArgs...)
+	for n := stmtCacheMaxParams + 1; n <= stmtCacheMaxParams+2*stmtCacheSize; n++ {
+		q, args := inList(n)
+		if got := queryInts(t, conn, q, args...); !cmp.Equal(got, []int{1}) {
+			t.Fatalf("IN list of %d: got %v, want [1]", n, got)
+		}
+	}
+	if n := cacheLen(t, conn); n != 1 {
+		t.Errorf("%d statements cached, want 1 (the list of %d)", n, stmtCacheMaxParams)
+	}
+	if got, want := spy.uncachedRuns(), 2*stmtCacheSize; got != want {
+		t.Errorf("%d runs uncached, want %d", got, want)
+	}
+	mustExec(t, conn, kept, keptArgs...)
+	if got := spy.get(spy.prepares, kept); got != 1 {
+		t.Errorf("the list of %d prepared %d times, want 1", stmtCacheMaxParams, got)
+	}
+}
+
 // TestStmtCacheScript: a text of several statements runs every one of them on every run
 // through the cache (modernc's statement of a script prepares its statements in turn).
 func TestStmtCacheScript(t *testing.T) {
