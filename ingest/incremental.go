@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pluginyard/registry/index"
@@ -278,6 +279,7 @@ func (s *Service) writeSearch(ctx context.Context, b *built, cat *Catalog, chang
 		if s.searchHolds(b.sum) {
 			return nil
 		}
+		s.sumFile.tableWrite(s.searchSumPath())
 		if err := s.store.ReplaceSearch(ctx, docs); err != nil {
 			return err
 		}
@@ -302,6 +304,9 @@ func (s *Service) writeSearch(ctx context.Context, b *built, cat *Catalog, chang
 		b.sum.xor(h)
 		upsert = append(upsert, d)
 	}
+	if len(gone) > 0 || len(upsert) > 0 {
+		s.sumFile.tableWrite(s.searchSumPath())
+	}
 	if len(gone) > 0 {
 		if err := s.store.DeleteSearch(ctx, gone); err != nil {
 			return err
@@ -317,10 +322,58 @@ func (s *Service) writeSearch(ctx context.Context, b *built, cat *Catalog, chang
 }
 
 // tableSum is the search table's digest, or (known false) that the table is unknown: a
-// write of it failed part-way.
+// write of it failed part-way. gen is the table write it describes (searchSumFile).
 type tableSum struct {
 	sum   rowSum
 	known bool
+	gen   uint64
+}
+
+// searchSumFile keeps search.sum from ever naming a table other than the one stored. The
+// file is written by the persister, after the commit it describes; meanwhile the next
+// table write may already have started, and after a crash in that write the file would
+// still name the table before it, which a later catalogue can equal again (a package
+// published and deleted): the next start would then trust a table holding other rows.
+// So a table write first removes the file (durably) when one was written since the last
+// write, and counts itself; the persister writes a digest only if no table write has
+// started since the one it describes.
+type searchSumFile struct {
+	mu      sync.Mutex
+	gen     uint64 // table writes started
+	written bool   // the file may be on disk (a start finds one, or the persister wrote it)
+	started bool   // a first table write has looked at the disk
+}
+
+// tableWrite is called before each search table write: it removes the file if it may be
+// there, syncing the folder so that the removal outlives a crash in the write.
+func (f *searchSumFile) tableWrite(path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gen++
+	if f.written || !f.started {
+		if err := os.Remove(path); err == nil {
+			_ = syncDir(filepath.Dir(path))
+		}
+		f.written, f.started = false, true
+	}
+}
+
+// current is the generation of the table write just committed.
+func (f *searchSumFile) current() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gen
+}
+
+// write runs w (which writes the file for t) unless a table write started after t's.
+func (f *searchSumFile) write(t tableSum, w func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t.gen != f.gen {
+		return // a later write's own digest follows
+	}
+	w()
+	f.written = true
 }
 
 // searchState is what this process last committed to the search table (set false until
@@ -349,6 +402,7 @@ func (s *Service) searchHolds(sum rowSum) bool {
 // (after Close nothing more is written: the file may then be older than the table). An
 // unknown table is followed by a full build (install drops built), which rewrites it.
 func (s *Service) searchCommitted(t tableSum) {
+	t.gen = s.sumFile.current()
 	s.search = searchState{set: true, table: t}
 	s.persist.requestSum(t)
 }
@@ -361,14 +415,16 @@ func (s *Service) searchSumPath() string { return filepath.Join(s.store.Dir(), d
 // failed write, leaves no file: never a digest that may not match the table.
 func (s *Service) writeSearchSum(t tableSum) {
 	path := s.searchSumPath()
-	if t.known {
-		if err := os.MkdirAll(filepath.Dir(path), 0o750); err == nil {
-			if err = writeAtomic(path, []byte(hex.EncodeToString(t.sum[:]))); err == nil {
-				return
+	s.sumFile.write(t, func() {
+		if t.known {
+			if err := os.MkdirAll(filepath.Dir(path), 0o750); err == nil {
+				if err = writeAtomic(path, []byte(hex.EncodeToString(t.sum[:]))); err == nil {
+					return
+				}
 			}
 		}
-	}
-	_ = os.Remove(path)
+		_ = os.Remove(path)
+	})
 }
 
 // searchRowSum digests one search row, every field, each length-prefixed.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,14 +22,19 @@ type searchCounter struct {
 	mu         sync.Mutex
 	replaces   int
 	failUpsert error
-	// during, when set, runs at the start of each upsert (before the table changes).
+	// during, when set, runs at the start of each upsert and full rewrite (before the
+	// table changes).
 	during func()
 }
 
 func (c *searchCounter) ReplaceSearch(ctx context.Context, docs []store.SearchDoc) error {
 	c.mu.Lock()
 	c.replaces++
+	during := c.during
 	c.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	return c.Store.ReplaceSearch(ctx, docs)
 }
 
@@ -177,8 +184,10 @@ func TestFullBuildTrustsCommittedSum(t *testing.T) {
 }
 
 // TestSearchSumAfterCommit: the digest of a search table goes to the persister only once
-// the table is committed: while a publish's upsert runs, neither the digest waiting for
-// the persister nor search.sum is the one of the table being written.
+// the table is committed, and while a table write runs search.sum is not on disk at all:
+// a crash in the write leaves no digest, so the next start rewrites the table (a digest of
+// the table before would match a catalogue that returned to it, a package published and
+// deleted, while the table holds other rows).
 func TestSearchSumAfterCommit(t *testing.T) {
 	dir := t.TempDir()
 	st := MustStore(t, dir)
@@ -186,26 +195,83 @@ func TestSearchSumAfterCommit(t *testing.T) {
 	if err := svc.Rebuild(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var seen []string
+	svc.writeSearchSum(svc.search.table) // as the persister does, in its turn
+	if _, err := os.Stat(svc.searchSumPath()); err != nil {
+		t.Fatalf("search.sum after the full build's digest was written: %v", err)
+	}
+	var pending []string
+	calls, onDisk := 0, 0
 	c.during = func() {
+		calls++
 		svc.persist.mu.Lock()
 		if p := svc.persist.sum; p != nil {
-			seen = append(seen, hex.EncodeToString(p.sum[:]))
+			pending = append(pending, hex.EncodeToString(p.sum[:]))
 		}
 		svc.persist.mu.Unlock()
-		if b, err := os.ReadFile(svc.searchSumPath()); err == nil {
-			seen = append(seen, string(b))
+		if _, err := os.Stat(svc.searchSumPath()); err == nil {
+			onDisk++
 		}
 	}
 	publishHello(t, svc, "1.0.0", "Says hello")
 	want := catalogSum(svc.Catalog())
-	for _, sum := range seen {
+	for _, sum := range pending {
 		if sum == want {
 			t.Errorf("the digest of the table being written (%s) was handed over before its commit", want)
 		}
 	}
-	if len(seen) == 0 {
-		t.Error("the upsert saw no digest at all (the full build's should be there)")
+	if calls == 0 {
+		t.Fatal("the publish wrote no search row")
+	}
+	if onDisk > 0 {
+		t.Errorf("search.sum was on disk during %d of %d search table writes, want none", onDisk, calls)
+	}
+}
+
+// TestNoSearchSumDuringARewrite: while a full build rewrites the search table (a start
+// whose search.sum does not match), the file is not on disk.
+func TestNoSearchSumDuringARewrite(t *testing.T) {
+	dir := t.TempDir()
+	st := MustStore(t, dir)
+	svc, c := countedService(t, st)
+	if err := os.MkdirAll(filepath.Dir(svc.searchSumPath()), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(svc.searchSumPath(), []byte(strings.Repeat("f", 64)), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	calls, onDisk := 0, 0
+	c.during = func() {
+		calls++
+		if _, err := os.Stat(svc.searchSumPath()); err == nil {
+			onDisk++
+		}
+	}
+	if err := svc.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || onDisk > 0 {
+		t.Errorf("search.sum on disk during %d of %d rewrites, want none of at least one", onDisk, calls)
+	}
+}
+
+// TestLateSearchSumIsNotWritten: a digest the persister gets to after a later table write
+// has started is not written: the file would name a table that is no longer stored.
+func TestLateSearchSumIsNotWritten(t *testing.T) {
+	dir := t.TempDir()
+	st := MustStore(t, dir)
+	svc, _ := countedService(t, st)
+	if err := svc.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	late := svc.search.table // the full build's digest, not written yet
+	publishHello(t, svc, "1.0.0", "Says hello")
+	svc.writeSearchSum(late)
+	if b, err := os.ReadFile(svc.searchSumPath()); err == nil {
+		t.Errorf("search.sum holds %s after a late digest of an older table; want no file", b)
+	}
+	svc.writeSearchSum(svc.search.table)
+	if b, err := os.ReadFile(svc.searchSumPath()); err != nil || string(b) != catalogSum(svc.Catalog()) {
+		t.Errorf("search.sum after the current digest: %q, %v; want the catalogue's digest", b, err)
 	}
 }
 

@@ -113,6 +113,7 @@ type Service struct {
 	built       *built                 // what the documents in force were built from; under rebuildMu
 	persist     *persister             // writes the last good documents and search.sum off the write path
 	search      searchState            // the search table as last committed; under rebuildMu
+	sumFile     searchSumFile          // search.sum against the table writes (incremental.go)
 	builds      *buildQueue            // publishes committed, waiting for one build of them all
 	reportKey   atomic.Pointer[[]byte] // the reporter-hash key, once a report has read it
 
