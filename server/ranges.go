@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// maxRanges is the most byte ranges one package download answers. A client resuming or
-// fetching in parts asks for one range, or a few; a 64 KiB header can hold thousands of
-// one-byte ranges, each a seek and a read of the blob — on an S3 bucket one ranged GET each
-// — for a few bytes sent. Over it the Range header is ignored and the whole body answered,
+// maxRanges is the most byte ranges one answer of serveContent gives (package downloads,
+// documents, feeds, previews). A client resuming or fetching in parts asks for one range, or
+// a few; a 64 KiB header can hold thousands of one-byte ranges, each a seek and a read of
+// the body — on an S3 bucket one ranged GET each, for a document a part of a multipart
+// answer — for a few bytes sent. Over it the Range header is ignored and the whole body answered,
 // as net/http itself does for ranges that add up to more than the file.
 const maxRanges = 16
 

@@ -360,7 +360,8 @@ func (r *reloader) onSIGHUP(ctx context.Context) {
 // unless the operator set GOMAXPROCS: publishes run on low-priority threads
 // (ingest.RunLowPriority), and one of them waiting for a CPU holds its P, which requests
 // being served must not need. Meanwhile the collector runs at ingest.PublishGC, unless
-// the operator set GOGC (ingest.EnableSpareProc).
+// the operator set GOGC (ingest.EnableSpareProc). An operator who set GOMAXPROCS tunes the
+// runtime themselves: neither happens then.
 func spareProc() {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return
