@@ -98,7 +98,7 @@ func rebind(query string) (string, int) {
 func skipQuoted(q string, i int) int {
 	switch c := q[i]; {
 	case c == '\'':
-		return skipString(q, i, i > 0 && (q[i-1] == 'E' || q[i-1] == 'e') && !isIdentByte(q, i-2))
+		return skipString(q, i, escapeString(q, i))
 	case c == '"':
 		return skipString(q, i, false)
 	case c == '-' && strings.HasPrefix(q[i:], "--"):
@@ -115,6 +115,23 @@ func skipQuoted(q string, i int) int {
 		return skipDollar(q, i)
 	}
 	return i + 1
+}
+
+// escapeString reports whether the literal quoted at q[i] is an E'…' string: an E right
+// before it that starts its word, or that follows a placeholder ($1E'…', what ?E'…'
+// becomes, so that rebinding a query twice reads its literals alike).
+func escapeString(q string, i int) bool {
+	if i == 0 || (q[i-1] != 'E' && q[i-1] != 'e') {
+		return false
+	}
+	j := i - 2
+	for j >= 0 && q[j] >= '0' && q[j] <= '9' {
+		j--
+	}
+	if j >= 0 && j < i-2 && q[j] == '$' {
+		return true
+	}
+	return !isIdentByte(q, i-2)
 }
 
 // skipString skips a literal quoted by q[i] (' or "), in which a doubled quote stands

@@ -42,6 +42,8 @@ func TestRebind(t *testing.T) {
 		{"unterminated literal", "SELECT ?, 'open ?", "SELECT $1, 'open ?", 1},
 		{"unterminated comment", "SELECT ? /* open ?", "SELECT $1 /* open ?", 1},
 		{"lone minus and slash", "SELECT ? - 1 / ?", "SELECT $1 - 1 / $2", 2},
+		{"escape string right after a placeholder", `?E'\'?`, `$1E'\'?`, 1},
+		{"escape string after a rebound placeholder", `$1E'\'?`, `$1E'\'?`, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +60,7 @@ func TestRebind(t *testing.T) {
 // the query again), and leaves none outside literals, identifiers and comments:
 // rebinding its output again changes nothing.
 func FuzzRebind(f *testing.F) {
-	for _, s := range []string{"SELECT ?", "SELECT '?', \"?\", ? -- ?\n", "/* ? */ ?", "E'\\'?' ?", "''?''", "?1?'?'?", "x?y?"} {
+	for _, s := range []string{"SELECT ?", "SELECT '?', \"?\", ? -- ?\n", "/* ? */ ?", "E'\\'?' ?", "''?''", "?1?'?'?", "x?y?", "?E'\\'?"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
