@@ -340,8 +340,7 @@ type tableSum struct {
 type searchSumFile struct {
 	mu      sync.Mutex
 	gen     uint64 // table writes started
-	written bool   // the file may be on disk (a start finds one, or the persister wrote it)
-	started bool   // a first table write has looked at the disk
+	removed bool   // no file on disk since the last table write removed it (false at a start: one may be there)
 }
 
 // tableWrite is called before each search table write: it removes the file if it may be
@@ -350,11 +349,11 @@ func (f *searchSumFile) tableWrite(path string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gen++
-	if f.written || !f.started {
+	if !f.removed {
 		if err := os.Remove(path); err == nil {
 			_ = syncDir(filepath.Dir(path))
 		}
-		f.written, f.started = false, true
+		f.removed = true
 	}
 }
 
@@ -373,7 +372,7 @@ func (f *searchSumFile) write(t tableSum, w func()) {
 		return // a later write's own digest follows
 	}
 	w()
-	f.written = true
+	f.removed = false
 }
 
 // searchState is what this process last committed to the search table (set false until

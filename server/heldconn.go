@@ -35,7 +35,7 @@ func (l heldListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// heldConn is a TCP connection whose writes a handler can hold (holdWrites). The requests
+// heldConn is a TCP connection whose writes a handler can hold (writeWhole). The requests
 // of one connection are served one after another, so a hold is never shared by two.
 type heldConn struct {
 	*net.TCPConn
