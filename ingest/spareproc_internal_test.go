@@ -96,12 +96,20 @@ func TestSpareProcWhilePublishing(t *testing.T) {
 	}
 }
 
-// RunLowPriority holds the spare P while its function runs.
-func TestRunLowPriorityHoldsTheSpareProc(t *testing.T) {
+// fakeSpare puts a spareProc over a fakeProcs of 2 Ps in place of the process's for the
+// test, and returns the fake.
+func fakeSpare(t *testing.T, idle time.Duration) *fakeProcs {
+	t.Helper()
 	f := &fakeProcs{n: 2}
 	old := spare
-	spare = &spareProc{set: f.procs, setDefault: f.defaultProcs, idle: time.Hour}
-	defer func() { spare = old }()
+	spare = &spareProc{set: f.procs, setDefault: f.defaultProcs, idle: idle}
+	t.Cleanup(func() { spare = old })
+	return f
+}
+
+// RunLowPriority holds the spare P while its function runs.
+func TestRunLowPriorityHoldsTheSpareProc(t *testing.T) {
+	f := fakeSpare(t, time.Hour)
 	spare.enable(0)
 	var inside int
 	RunLowPriority(func() { inside = f.procs(0) })
@@ -113,10 +121,7 @@ func TestRunLowPriorityHoldsTheSpareProc(t *testing.T) {
 // A publish that started before EnableSpareProc and ends after it is not counted as
 // ending: the next publishes raise the P count and give it back.
 func TestRunLowPriorityEnabledMidPublish(t *testing.T) {
-	f := &fakeProcs{n: 2}
-	old := spare
-	spare = &spareProc{set: f.procs, setDefault: f.defaultProcs, idle: time.Millisecond}
-	defer func() { spare = old }()
+	f := fakeSpare(t, time.Millisecond)
 	RunLowPriority(func() { spare.enable(0) })
 	RunLowPriority(func() {})
 	waitFor(t, "the spare P given back after the publish", func() bool { return len(f.history()) == 2 })
@@ -165,10 +170,7 @@ func TestSpareProcStaleTimer(t *testing.T) {
 // the lowering timer fires, only ever moves the P count between the base and one more,
 // and gives the spare P back after the last.
 func TestSpareProcUnderAFlood(t *testing.T) {
-	f := &fakeProcs{n: 2}
-	old := spare
-	spare = &spareProc{set: f.procs, setDefault: f.defaultProcs, idle: time.Millisecond}
-	defer func() { spare = old }()
+	f := fakeSpare(t, time.Millisecond)
 	spare.enable(0)
 	var lowered atomic.Int64 // publishes that ran without the spare P
 	for wave := range 20 {
