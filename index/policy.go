@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -92,11 +93,11 @@ type Encoded struct {
 	UpdatedAt  time.Time
 	Full       []byte // every field
 	Compact    []byte // the policy's compact form
-	// sums are the chunk digests (Digest) of "," + Compact, made by the first document
-	// that holds the entry between two others in compact form; fullSums the same of
-	// "," + Full.
-	sums     atomic.Pointer[[]byte]
-	fullSums atomic.Pointer[[]byte]
+	// compactForm and fullForm are what documents join and digest of each form (form),
+	// made by EncodePlugin and EncodeExtension, or on first use for an Encoded made
+	// otherwise.
+	compactForm atomic.Pointer[form]
+	fullForm    atomic.Pointer[form]
 }
 
 // Partial is the top-level "partial" object of a document that does not hold every entry
@@ -194,22 +195,21 @@ func Fit(p Policy, s Snapshot) (Fitted, error) {
 	if err != nil {
 		return Fitted{}, err
 	}
-	f.Kandev, f.KandevMode, f.Listed, f.Total, f.Partial = main.Body, main.Mode, main.Listed, set.Len(), main.Mode != ModeFull
+	f.Kandev, f.KandevMode, f.Listed, f.Total, f.Partial = main.Body.Bytes(), main.Mode, main.Listed, set.Len(), main.Mode != ModeFull
 	cd, err := FitCurupira(p, h, xset)
 	if err != nil {
 		return Fitted{}, err
 	}
-	f.Curupira, f.CurupiraMode, f.CurupiraListed = cd.Body, cd.Mode, cd.Listed
+	f.Curupira, f.CurupiraMode, f.CurupiraListed = cd.Body.Bytes(), cd.Mode, cd.Listed
 	return f, nil
 }
 
 // Doc is one fitted document.
 type Doc struct {
-	Body   []byte
+	Body   Body // the parts it is joined from (shared with its entries: never written)
 	Mode   string
 	Listed int
-	// Digest is Digest(Body) when fitting computed it already (a selected index.json, from
-	// the cached chunk digests of its unchanged entries); zero otherwise.
+	// Digest is Digest(Body.Bytes()), computed from the kept chunk digests of its entries.
 	Digest [sha256.Size]byte
 }
 
@@ -218,7 +218,7 @@ type Doc struct {
 func FitKandev(p Policy, h Header, set *Set, shards *Shards) (Doc, error) {
 	ids, cats := shards.URLs()
 	if set.sel == nil {
-		set.sel = &selection{}
+		set.sel = &selection{order: set.order}
 	}
 	return fitDoc(p, kandevHead(h), set.ByID(), set.sizes(), set.ByRank, set.Len(), ids, cats, set.sel)
 }
@@ -270,8 +270,10 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []
 	}
 	budget := limit - len(head) - len(tail)
 	var chosen []*Encoded
-	rk := ranked()
-	for _, e := range rk {
+	if sel != nil {
+		chosen = make([]*Encoded, 0, len(sel.ranked)+16)
+	}
+	for _, e := range ranked() {
 		need := len(e.Compact) + min(len(chosen), 1)
 		if need > budget {
 			break
@@ -285,140 +287,178 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []
 	if budget < 0 {
 		return Doc{}, fmt.Errorf("%w: a %d-byte host cap does not hold even the document's header and partial object; raise --index-max-bytes", ErrNoFit, limit)
 	}
-	if sel != nil && sel.region != nil && slices.Equal(sel.ranked, chosen) { // the same entries as the last build: its bytes
-		part.Listed = len(chosen)
-		if tail, err = partialTail(part); err != nil {
-			return Doc{}, err
-		}
-		return sel.doc(head, tail, len(chosen)), nil
+	var byID []*Encoded
+	if sel != nil {
+		byID = sel.update(chosen)
+	} else {
+		byID = slices.SortedFunc(slices.Values(chosen), byIDCompare)
 	}
-	byRank := chosen
-	chosen = slices.Clone(chosen)
-	slices.SortFunc(chosen, func(a, b *Encoded) int { return strings.Compare(a.ID, b.ID) })
-	part.Listed = len(chosen)
+	part.Listed = len(byID)
 	if tail, err = partialTail(part); err != nil {
 		return Doc{}, err
 	}
-	if sel != nil {
-		sel.set(byRank, chosen, len(head)+len(tail))
-		return sel.doc(head, tail, len(chosen)), nil
-	}
-	return Doc{Body: assemble(head, chosen, true, tail), Mode: ModeSelected, Listed: len(chosen)}, nil
+	return joinedDoc(head, byID, true, tail, ModeSelected), nil
 }
 
-// selection remembers the entries a selected document chose (by rank), their joined
-// compact bytes, and the chunk digests (Digest) of those bytes up to the last entry, so that
-// the next build choosing the same entries copies them at once, and one choosing others
-// hashes only the entries not chosen before. Its documents put "plugins" first (JSON
-// objects are unordered; hosts decode them):
-//
-//	{"plugins":[…],"schema_version":1,"generated_at":…,"source":…,"serial":…,"partial":{…}}
+// selection is what the last selected index.json chose, by rank and by id, so that the
+// next build, choosing mostly the same entries, finds what changed by one walk over the two
+// rank orders and updates the id order by a binary search per entry changed, instead of
+// sorting its choice again.
 type selection struct {
-	ranked []*Encoded
-	region []byte // `{"plugins":[` + the entries + `],`
-	sums   []byte // chunk digests of region up to the last entry's segment (its "," included)
-	last   int    // where the last entry's segment starts in region
-	fresh  bool   // region's array has room the next document may fill in place
+	order  string     // the Set's order: the rank order both choices are sorted in
+	ranked []*Encoded // the last choice, by rank
+	byID   []*Encoded // the same entries, by id
 }
 
-const pluginsFirst = `{"plugins":[`
-
-func (sel *selection) set(byRank, byID []*Encoded, room int) {
-	n := len(pluginsFirst) + 2
-	for _, e := range byID {
-		n += len(e.Compact) + 1
-	}
-	out := make([]byte, 0, n+room) // room: the first document's fields and tail, in place
-	out = append(out, pluginsFirst...)
-	for i, e := range byID {
-		if i > 0 {
-			out = append(out, ',')
+// update records chosen (entries by rank, owned by sel from now on) as the choice and
+// returns it sorted by id.
+func (sel *selection) update(chosen []*Encoded) []*Encoded {
+	cmpf := rankCompare(sel.order)
+	added, removed, ok := rankDiff(sel.ranked, chosen, cmpf, len(chosen)/8)
+	if sel.ranked == nil || !ok {
+		sel.byID = slices.Clone(chosen)
+		slices.SortFunc(sel.byID, byIDCompare)
+	} else {
+		for _, e := range removed {
+			if i, found := slices.BinarySearchFunc(sel.byID, e, byIDCompare); found && sel.byID[i] == e {
+				sel.byID = slices.Delete(sel.byID, i, i+1)
+			}
 		}
-		out = append(out, e.Compact...)
+		for _, e := range added {
+			i, _ := slices.BinarySearchFunc(sel.byID, e, byIDCompare)
+			sel.byID = slices.Insert(sel.byID, i, e)
+		}
 	}
-	sel.sums, sel.last = entrySums(out, len(pluginsFirst), byID, true) // the last entry is hashed with what follows it, per document
-	out = append(out, "],"...)
-	sel.ranked, sel.region, sel.fresh = byRank, out, true
+	sel.ranked = chosen
+	return sel.byID
 }
 
-// segmentSums are the chunk digests of seg, which is "," + the entry's compact (or full)
-// bytes: the same wherever the entry stands between two others (a chunk ends before every
-// "," that follows an entry), so they are computed once per entry and form, and kept.
-func (e *Encoded) segmentSums(seg []byte, compact bool) []byte {
-	p := &e.fullSums
+// rankDiff walks old and chosen, both sorted by cmpf, and returns the entries only chosen
+// holds (added) and only old holds (removed); false when more than limit differ (a sort is
+// then cheaper than the inserts).
+func rankDiff(old, chosen []*Encoded, cmpf func(a, b *Encoded) int, limit int) (added, removed []*Encoded, ok bool) {
+	i, j := 0, 0
+	for i < len(old) || j < len(chosen) {
+		switch {
+		case i == len(old):
+			added, j = append(added, chosen[j]), j+1
+		case j == len(chosen):
+			removed, i = append(removed, old[i]), i+1
+		case old[i] == chosen[j]:
+			i, j = i+1, j+1
+		default:
+			c := cmpf(old[i], chosen[j])
+			if c <= 0 {
+				removed, i = append(removed, old[i]), i+1
+			}
+			if c >= 0 {
+				added, j = append(added, chosen[j]), j+1
+			}
+		}
+		if len(added)+len(removed) > limit {
+			return nil, nil, false
+		}
+	}
+	return added, removed, true
+}
+
+func byIDCompare(a, b *Encoded) int { return strings.Compare(a.ID, b.ID) }
+
+// form is what a document needs of one form (compact or full) of an entry, kept together so
+// that a build reads one object per entry: seg, "," + the form's bytes (the form shares
+// them), what follows the entry before it in a document; object, whether the bytes are a
+// JSON object ({…}), without which no chunk need end between entries; and, made on first
+// use (a start encodes every entry, and most full forms are never digested), the chunk
+// digests (Digest) of seg, the same wherever the entry stands between two others (a chunk
+// ends before every "," that follows an entry).
+type form struct {
+	seg    []byte
+	object bool
+	once   sync.Once
+	sums   []byte
+}
+
+func newForm(b []byte) *form {
+	return &form{seg: withComma(b), object: len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'}
+}
+
+// chunkSums are the chunk digests of seg.
+func (f *form) chunkSums() []byte {
+	f.once.Do(func() { f.sums = appendChunkSums(nil, f.seg) })
+	return f.sums
+}
+
+// form is e's compact (or full) form.
+func (e *Encoded) form(compact bool) *form {
+	p := &e.fullForm
 	if compact {
-		p = &e.sums
+		p = &e.compactForm
 	}
-	if s := p.Load(); s != nil {
-		return *s
+	if f := p.Load(); f != nil {
+		return f
 	}
-	s := appendChunkSums(nil, seg)
-	p.Store(&s)
+	f := newForm(e.bytes(compact))
+	p.Store(f)
+	return f
+}
+
+// withComma is "," + b, a new slice.
+func withComma(b []byte) []byte {
+	s := make([]byte, 1+len(b))
+	s[0] = ','
+	copy(s[1:], b)
 	return s
 }
 
-// entrySums are the chunk digests (Digest) of body, which joins entries after head bytes of
-// its own, up to where its last entry's segment starts (last): the first entry with what
-// precedes it, then each middle entry's kept segment digests, so that only the two ends of
-// a document are hashed. When no chunk need end between entries (fewer than two, or entries
-// that are not objects) sums is nil and last 0: the whole body is hashed.
-func entrySums(body []byte, head int, entries []*Encoded, compact bool) (sums []byte, last int) {
-	if len(entries) < 2 || !objectEntries(entries, compact) {
-		return nil, 0
-	}
-	off := head + len(entries[0].bytes(compact))
-	sums = appendChunkSums(make([]byte, 0, sha256.Size*(len(entries)+1)), body[:off])
-	for _, e := range entries[1 : len(entries)-1] {
-		seg := body[off : off+1+len(e.bytes(compact))]
-		sums = append(sums, e.segmentSums(seg, compact)...)
-		off += len(seg)
-	}
-	return sums, off
-}
-
-// joinedDoc is the document assemble makes, with its Digest computed from the entries'
-// kept segment digests (entrySums): a change to one entry hashes that entry, not the whole
-// document.
+// joinedDoc is the document of head, entries (in that order, in compact or full form,
+// comma-separated), "]" and tail (which closes the object; "]}" without one), as the parts
+// it is joined from: head, each entry's kept bytes, the closing bytes. No entry is copied.
+//
+// Its Digest is made from the entries' kept chunk digests: the first entry is hashed with
+// head, the last with the closing bytes, the others not at all. When no chunk need end
+// between entries (fewer than two, or entries that are not objects) the joined bytes are
+// hashed.
 func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode string) Doc {
-	body := assemble(head, entries, compact, tail)
-	sums, last := entrySums(body, len(head), entries, compact)
-	return Doc{Body: body, Mode: mode, Listed: len(entries), Digest: sha256.Sum256(appendChunkSums(sums, body[last:]))}
-}
-
-// objectEntries reports whether every entry is a JSON object ({…}): then a chunk of Digest
-// ends between every two of them.
-func objectEntries(entries []*Encoded, compact bool) bool {
-	for _, e := range entries {
-		b := e.bytes(compact)
-		if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
-			return false
+	closer := closeArray
+	if tail != nil {
+		closer = append([]byte{']'}, tail...)
+	}
+	parts := make([][]byte, 0, len(entries)+2)
+	parts = append(parts, head)
+	h := sha256.New()
+	chunked := len(entries) >= 2
+	for i, e := range entries {
+		f := e.form(compact)
+		chunked = chunked && f.object
+		switch {
+		case i == 0:
+			parts = append(parts, f.seg[1:])
+			if chunked {
+				h.Write(appendChunkSums(nil, append(slices.Clip(head), f.seg[1:]...)))
+			}
+		case i == len(entries)-1:
+			parts = append(parts, f.seg)
+			if chunked {
+				h.Write(appendChunkSums(nil, append(slices.Clip(f.seg), closer...)))
+			}
+		default:
+			parts = append(parts, f.seg)
+			if chunked {
+				h.Write(f.chunkSums())
+			}
 		}
 	}
-	return true
-}
-
-// doc is the selected document: region, then head's fields without its opening brace and
-// "plugins" key, then tail (the partial object, closing the document), with its digest.
-func (sel *selection) doc(head, tail []byte, listed int) Doc {
-	fields := head[1 : len(head)-len(`,"plugins":[`)]
-	var body []byte
-	if sel.fresh && cap(sel.region)-len(sel.region) >= len(fields)+len(tail) {
-		// The region was just built for this document: its array takes the rest, and later
-		// documents copy the region out of it (it is never written again).
-		body = append(append(sel.region, fields...), tail...)
-		sel.region = body[:len(sel.region):len(sel.region)]
-	} else {
-		body = make([]byte, 0, len(sel.region)+len(fields)+len(tail))
-		body = append(append(append(body, sel.region...), fields...), tail...)
+	parts = append(parts, closer)
+	d := Doc{Body: NewBody(parts), Mode: mode, Listed: len(entries)}
+	if !chunked {
+		d.Digest = Digest(d.Body.Bytes())
+		return d
 	}
-	sel.fresh = false
-	h := sha256.New()
-	h.Write(sel.sums)
-	h.Write(appendChunkSums(nil, body[sel.last:]))
-	d := Doc{Body: body, Mode: ModeSelected, Listed: listed}
 	h.Sum(d.Digest[:0])
 	return d
 }
+
+var closeArray = []byte("]}")
 
 // Digest is what a document's strong validator (ETag) is made of: the SHA-256 of the
 // SHA-256 digests of body's chunks, a chunk ending at every "}" that ",{" follows (between
@@ -447,28 +487,6 @@ func appendChunkSums(sums, b []byte) []byte {
 	}
 	h := sha256.Sum256(b[start:])
 	return append(sums, h[:]...)
-}
-
-// assemble joins a document: head, the entries' bytes separated by commas, then "]" and
-// tail (which closes the object), or "]}" without one.
-func assemble(head []byte, entries []*Encoded, compact bool, tail []byte) []byte {
-	n := len(head) + 2 + len(tail)
-	for _, e := range entries {
-		n += len(e.bytes(compact)) + 1
-	}
-	out := make([]byte, 0, n)
-	out = append(out, head...)
-	for i, e := range entries {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, e.bytes(compact)...)
-	}
-	out = append(out, ']')
-	if tail == nil {
-		return append(out, '}')
-	}
-	return append(out, tail...)
 }
 
 func (e *Encoded) bytes(compact bool) []byte {

@@ -33,8 +33,8 @@ func EncodePlugin(pl Plugin, p Policy) (*Encoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %w", pl.ID, err)
 	}
-	return &Encoded{ID: e.ID, Categories: e.Categories, Official: pl.Official, Featured: pl.Featured, Archived: pl.Archived,
-		Downloads: pl.Downloads, UpdatedAt: pl.UpdatedAt, Full: full, Compact: compact}, nil
+	return newEncoded(&Encoded{ID: e.ID, Categories: e.Categories, Official: pl.Official, Featured: pl.Featured, Archived: pl.Archived,
+		Downloads: pl.Downloads, UpdatedAt: pl.UpdatedAt}, full, compact), nil
 }
 
 // EncodeExtension serialises one Curupira entry in full and compact form (the description
@@ -58,5 +58,15 @@ func EncodeExtension(x Extension, p Policy) (*Encoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extension %q: %w", x.Name, err)
 	}
-	return &Encoded{ID: x.Name, UpdatedAt: x.UpdatedAt, Full: full, Compact: compact}, nil
+	return newEncoded(&Encoded{ID: x.Name, UpdatedAt: x.UpdatedAt}, full, compact), nil
+}
+
+// newEncoded sets e's two forms (Full, Compact) and what documents need of each (form),
+// the forms sharing their segments' bytes, and returns e.
+func newEncoded(e *Encoded, full, compact []byte) *Encoded {
+	ff, cf := newForm(full), newForm(compact)
+	e.Full, e.Compact = ff.seg[1:], cf.seg[1:]
+	e.fullForm.Store(ff)
+	e.compactForm.Store(cf)
+	return e
 }

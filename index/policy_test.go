@@ -344,7 +344,7 @@ func TestPlanShardsIncrementalMatchesFresh(t *testing.T) {
 		got := prev.Plans[i]
 		wd, err1 := w.Doc()
 		gd, err2 := got.Doc()
-		if err1 != nil || err2 != nil || w.Name != got.Name || string(wd.Body) != string(gd.Body) {
+		if err1 != nil || err2 != nil || w.Name != got.Name || string(wd.Body.Bytes()) != string(gd.Body.Bytes()) {
 			t.Errorf("shard %s (kept %s) differs from a fresh plan (errors %v %v)", w.Name, got.Name, err1, err2)
 		}
 	}
@@ -374,13 +374,13 @@ func fitsLikeFresh(t *testing.T, step int, p index.Policy, h index.Header, set *
 	q := p
 	q.Limit = 1 << 30
 	full, _ := index.FitKandev(q, h, fresh, want)
-	q.Limit = len(full.Body) - 1
+	q.Limit = len(full.Body.Bytes()) - 1
 	compact, _ := index.FitKandev(q, h, fresh, want)
-	for _, limit := range []int{len(full.Body), len(full.Body) - 1, len(compact.Body), len(compact.Body) - 1} {
+	for _, limit := range []int{len(full.Body.Bytes()), len(full.Body.Bytes()) - 1, len(compact.Body.Bytes()), len(compact.Body.Bytes()) - 1} {
 		q.Limit = limit
 		kept, err1 := index.FitKandev(q, h, set, plans)
 		anew, err2 := index.FitKandev(q, h, fresh, want)
-		if err1 != nil || err2 != nil || kept.Mode != anew.Mode || string(kept.Body) != string(anew.Body) {
+		if err1 != nil || err2 != nil || kept.Mode != anew.Mode || string(kept.Body.Bytes()) != string(anew.Body.Bytes()) {
 			t.Fatalf("step %d, limit %d: index.json is %s, a fresh set's %s (errors %v %v)", step, limit, kept.Mode, anew.Mode, err1, err2)
 		}
 	}
@@ -404,14 +404,14 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 		t.Fatalf("mode %s, %v", first.Mode, err)
 	}
 	again, _ := index.FitKandev(p, h, set, shards)
-	if string(again.Body) != string(first.Body) {
+	if string(again.Body.Bytes()) != string(first.Body.Bytes()) {
 		t.Fatal("the same entries gave other bytes")
 	}
 	for _, d := range []index.Doc{first, again} {
-		if d.Digest != index.Digest(d.Body) {
+		if d.Digest != index.Digest(d.Body.Bytes()) {
 			t.Error("a selected document's Digest is not the digest of its body")
 		}
-		if probs := index.CheckKandev(d.Body); probs.HasErrors() {
+		if probs := index.CheckKandev(d.Body.Bytes()); probs.HasErrors() {
 			t.Errorf("a selected document fails the host checks: %v", probs)
 		}
 	}
@@ -420,7 +420,7 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 	e, _ := index.EncodePlugin(pl, p)
 	set.Put(e)
 	changed, _ := index.FitKandev(p, h, set, shards)
-	if !strings.Contains(string(changed.Body), `"description":"`+strings.Repeat("ü", 100)+`"`) {
+	if !strings.Contains(string(changed.Body.Bytes()), `"description":"`+strings.Repeat("ü", 100)+`"`) {
 		t.Error("a change to a chosen entry did not reach index.json")
 	}
 	for i, pl := range []int{1, len(s.Plugins) / 2, len(s.Plugins) - 1} { // first, middle, last chosen or not
@@ -429,7 +429,7 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 		e, _ := index.EncodePlugin(c, p)
 		set.Put(e)
 		d, err := index.FitKandev(p, h, set, shards)
-		if err != nil || d.Digest != index.Digest(d.Body) {
+		if err != nil || d.Digest != index.Digest(d.Body.Bytes()) {
 			t.Errorf("after changing entry %d: Digest is not the digest of the body (%v)", pl, err)
 		}
 	}
@@ -527,7 +527,7 @@ func TestJoinedDocumentDigest(t *testing.T) {
 			if err != nil || d.Mode != tc.mode {
 				t.Fatalf("%s: mode %s (%v), want %s", what, d.Mode, err, tc.mode)
 			}
-			if d.Digest != index.Digest(d.Body) {
+			if d.Digest != index.Digest(d.Body.Bytes()) {
 				t.Errorf("%s, %s: Digest is not the digest of the body", tc.mode, what)
 			}
 		}
@@ -546,12 +546,12 @@ func TestJoinedDocumentDigest(t *testing.T) {
 			odd = append(odd, &index.Encoded{ID: fmt.Sprintf("odd-%d", i), Full: b, Compact: b})
 		}
 		oddSet, _ := index.NewSet(index.OrderDownloads, odd)
-		if d, err := index.FitKandev(p, h, oddSet, nil); err != nil || d.Digest != index.Digest(d.Body) {
+		if d, err := index.FitKandev(p, h, oddSet, nil); err != nil || d.Digest != index.Digest(d.Body.Bytes()) {
 			t.Errorf("%s, entries that are not objects: Digest is not the digest of the body (%v)", tc.mode, err)
 		}
 		one, _ := index.NewSet(index.OrderDownloads, entries[:1])
 		d, err := index.FitKandev(p, h, one, nil)
-		if err != nil || d.Digest != index.Digest(d.Body) {
+		if err != nil || d.Digest != index.Digest(d.Body.Bytes()) {
 			t.Errorf("%s, one entry: Digest is not the digest of the body (%v)", tc.mode, err)
 		}
 	}

@@ -566,7 +566,7 @@ func buildPlans(plans *Shards) ([]Shard, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index: shard %s: %w", sp.Name, err)
 		}
-		sh := Shard{Name: sp.Name, URL: sp.URL, Body: d.Body, Entries: d.Listed, Mode: d.Mode}
+		sh := Shard{Name: sp.Name, URL: sp.URL, Body: d.Body.Bytes(), Entries: d.Listed, Mode: d.Mode}
 		if sp.category == "" {
 			for _, e := range sp.entries {
 				sh.IDs = append(sh.IDs, e.ID)

@@ -55,7 +55,7 @@ func TestArchiveThenPublish(t *testing.T) {
 	if err != nil || !res.Archived || !res.Changed || res.Since == nil {
 		t.Fatalf("Archive = %+v, %v", res, err)
 	}
-	if indexed(s, "acme-hello") != "1.0.0" || !bytes.Contains(s.Documents().Kandev.Body, []byte(`"archived":true`)) {
+	if indexed(s, "acme-hello") != "1.0.0" || !bytes.Contains(s.Documents().Kandev.Body.Bytes(), []byte(`"archived":true`)) {
 		t.Fatalf("the archived package left the index or lacks \"archived\": true")
 	}
 	doc, err := s.packageIndex(ctx, "acme-hello", false)
@@ -88,7 +88,7 @@ func TestArchiveThenPublish(t *testing.T) {
 	if res, err := s.Archive(ctx, acmeOwner, "acme-hello", false); err != nil || res.Archived || !res.Changed {
 		t.Fatalf("Unarchive = %+v, %v", res, err)
 	}
-	if bytes.Contains(s.Documents().Kandev.Body, []byte(`"archived"`)) {
+	if bytes.Contains(s.Documents().Kandev.Body.Bytes(), []byte(`"archived"`)) {
 		t.Errorf("the unarchived package still says archived")
 	}
 	publishOK(t, s, "acme-hello", "1.1.0", "second")

@@ -23,7 +23,7 @@ import (
 // Document is one built index document, ready to serve from memory: its bytes and
 // validators; its gzip representation (Gzip) is made once, on first use, off the write path.
 type Document struct {
-	Body         []byte
+	Body         index.Body // the parts it is joined from (index.Body): never written
 	ETag         string
 	LastModified time.Time
 	lazy         *docLazy
@@ -445,11 +445,11 @@ func parseStored(r *store.Release) (any, error) {
 
 // newDocument is a document of body; its gzip is made on first use (Gzip).
 func newDocument(body []byte, at time.Time) Document {
-	return newDocumentDigest(body, at, index.Digest(body))
+	return newDocumentDigest(index.BodyOf(body), at, index.Digest(body))
 }
 
 // newDocumentDigest is newDocument when body's index.Digest is known: its ETag.
-func newDocumentDigest(body []byte, at time.Time, digest [sha256.Size]byte) Document {
+func newDocumentDigest(body index.Body, at time.Time, digest [sha256.Size]byte) Document {
 	return Document{Body: body, ETag: `"` + hex.EncodeToString(digest[:16]) + `"`, LastModified: at.Truncate(time.Second),
 		lazy: &docLazy{}}
 }

@@ -21,7 +21,7 @@ const hostGzipLevel = gzip.DefaultCompression
 // each listed plugin and canvas; none for a plugin without one) under the index policy,
 // and returns the class with the document's body. Entries encoded for an earlier build
 // (of any class, this generation or the last) are reused, not encoded again.
-func (s *Service) buildHostClass(ctx context.Context, docs *Documents, t *relTable, h Host) (*hostClass, []byte, error) {
+func (s *Service) buildHostClass(ctx context.Context, docs *Documents, t *relTable, h Host) (*hostClass, index.Body, error) {
 	cat := s.Catalog()
 	caps := s.caps()
 	pol := s.cfg.Policy
@@ -39,7 +39,7 @@ func (s *Service) buildHostClass(ctx context.Context, docs *Documents, t *relTab
 		}
 		enc, err := s.hostEncoded(ctx, it, e, pol)
 		if err != nil {
-			return nil, nil, err
+			return nil, index.Body{}, err
 		}
 		encs = append(encs, enc)
 	}
@@ -48,7 +48,7 @@ func (s *Service) buildHostClass(ctx context.Context, docs *Documents, t *relTab
 		Source: index.Source{Name: s.cfg.SourceName, URL: s.cfg.PublicURL + HostPath(h.Kandev, h.Platform)}}
 	cl, body, err := fitHostClass(pol, hdr, encs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ingest: host-aware index for Kandev %s on %s: %w", h.Kandev, h.Platform, err)
+		return nil, index.Body{}, fmt.Errorf("ingest: host-aware index for Kandev %s on %s: %w", h.Kandev, h.Platform, err)
 	}
 	cl.canonical = h.Kandev
 	return cl, body, nil
@@ -56,22 +56,22 @@ func (s *Service) buildHostClass(ctx context.Context, docs *Documents, t *relTab
 
 // fitHostClass fits encs under pol as index.Fit does (the same bytes), planning the shards
 // without building them: a shard is built when first asked for.
-func fitHostClass(pol index.Policy, hdr index.Header, encs []*index.Encoded) (*hostClass, []byte, error) {
+func fitHostClass(pol index.Policy, hdr index.Header, encs []*index.Encoded) (*hostClass, index.Body, error) {
 	set, err := index.NewSet(pol.Order, encs)
 	if err != nil {
-		return nil, nil, err
+		return nil, index.Body{}, err
 	}
 	plans, err := index.PlanShards(pol, hdr, set, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, index.Body{}, err
 	}
 	fd, err := index.FitKandev(pol, hdr, set, plans)
 	if err != nil {
-		return nil, nil, err
+		return nil, index.Body{}, err
 	}
 	sum := fd.Digest
 	if sum == ([sha256.Size]byte{}) {
-		sum = index.Digest(fd.Body)
+		sum = index.Digest(fd.Body.Bytes())
 	}
 	cl := &hostClass{listed: fd.Listed, total: set.Len(), sum: sum,
 		modified: hdr.GeneratedAt, gz: gzipBytes(fd.Body), policy: pol, header: hdr, set: set}
@@ -131,7 +131,7 @@ func (s *Service) hostEntry(ctx context.Context, it *Item, e *relEntry) (index.P
 }
 
 // newDoc is the class's whole document with body.
-func (cl *hostClass) newDoc(body []byte) *HostDoc {
+func (cl *hostClass) newDoc(body index.Body) *HostDoc {
 	doc := newDocumentDigest(body, cl.modified, cl.sum)
 	withGzip(&doc, cl.gz)
 	return &HostDoc{Kandev: doc, Listed: cl.listed, Total: cl.total, Canonical: cl.canonical, class: cl}
@@ -139,7 +139,7 @@ func (cl *hostClass) newDoc(body []byte) *HostDoc {
 
 // compressedDoc is the class's document as its gzip bytes only (Body nil).
 func (cl *hostClass) compressedDoc() *HostDoc {
-	doc := newDocumentDigest(nil, cl.modified, cl.sum)
+	doc := newDocumentDigest(index.Body{}, cl.modified, cl.sum)
 	withGzip(&doc, cl.gz)
 	return &HostDoc{Kandev: doc, Listed: cl.listed, Total: cl.total, Canonical: cl.canonical, class: cl}
 }
@@ -154,7 +154,7 @@ func (cl *hostClass) wholeDoc() (*HostDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cl.newDoc(body), nil
+	return cl.newDoc(index.BodyOf(body)), nil
 }
 
 // withGzip gives d gz as its gzip representation, ready: serving it compresses nothing.
@@ -164,11 +164,11 @@ func withGzip(d *Document, gz []byte) {
 	d.lazy.gzReady.Store(true)
 }
 
-func gzipBytes(body []byte) []byte {
+func gzipBytes(body index.Body) []byte {
 	var buf bytes.Buffer
-	buf.Grow(len(body) / 6)
+	buf.Grow(body.Len() / 6)
 	zw, _ := gzip.NewWriterLevel(&buf, hostGzipLevel) // a valid constant level: no error
-	_, _ = zw.Write(body)                             // writes to a bytes.Buffer do not fail
+	_, _ = body.WriteTo(zw)                           // writes to a bytes.Buffer do not fail
 	_ = zw.Close()
 	return buf.Bytes()
 }
@@ -228,40 +228,41 @@ func (cl *hostClass) shard(name string) (*Document, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	var body []byte
+	var doc Document
 	at := cl.header.GeneratedAt
 	if name == index.ShardListName {
-		if body, err = sh.plans.List(); err != nil {
+		list, err := sh.plans.List()
+		if err != nil {
 			return nil, true, err
 		}
+		doc = newDocument(list, at)
 	} else {
 		sp, ok := sh.plans.Plan(name)
 		if !ok {
 			return nil, false, nil
 		}
 		sh.mu.Lock()
-		doc, ok := sh.docs[name]
+		built, ok := sh.docs[name]
 		sh.mu.Unlock()
 		if ok {
-			return doc, true, nil
+			return built, true, nil
 		}
 		fd, err := sp.Doc()
 		if err != nil {
 			return nil, true, err
 		}
-		body, at = fd.Body, sp.GeneratedAt()
+		doc = docOf(fd, sp.GeneratedAt())
 	}
 	sh.mu.Lock()
 	if doc, ok := sh.docs[name]; ok {
 		sh.mu.Unlock()
 		return doc, true, nil
 	}
-	doc := newDocument(body, at)
-	withGzip(&doc, gzipBytes(body))
+	withGzip(&doc, gzipBytes(doc.Body))
 	sh.docs[name] = &doc
 	sh.mu.Unlock()
 	if cl.hs != nil {
-		cl.hs.charge(cl, len(body)+len(doc.lazy.gz))
+		cl.hs.charge(cl, doc.Body.Len()+len(doc.lazy.gz))
 	}
 	return &doc, true, nil
 }
@@ -276,7 +277,7 @@ func (cl *hostClass) shardBytes() int {
 	defer sh.mu.Unlock()
 	n := 0
 	for _, d := range sh.docs {
-		n += len(d.Body) + len(d.lazy.gz)
+		n += d.Body.Len() + len(d.lazy.gz)
 	}
 	return n
 }

@@ -26,8 +26,8 @@ func TestCurationNarrowsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(picks(t, d.Kandev.Body), "p-multi@2.0.0") {
-		t.Fatalf("before curation: %v", picks(t, d.Kandev.Body))
+	if !slices.Contains(picks(t, d.Kandev.Body.Bytes()), "p-multi@2.0.0") {
+		t.Fatalf("before curation: %v", picks(t, d.Kandev.Body.Bytes()))
 	}
 	if _, err := s.SetCompat(ctx, anAdmin, "p-multi", "2.0.0", "0.93.4", "crashes on the 0.94 task API"); err != nil {
 		t.Fatal(err)
@@ -36,15 +36,15 @@ func TestCurationNarrowsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := picks(t, d.Kandev.Body); slices.Contains(got, "p-multi@2.0.0") || !slices.Contains(got, "p-multi@1.1.0") {
+	if got := picks(t, d.Kandev.Body.Bytes()); slices.Contains(got, "p-multi@2.0.0") || !slices.Contains(got, "p-multi@1.1.0") {
 		t.Errorf("after curation 0.94.0 is offered %v; want p-multi@1.1.0, the newest release left it can install", got)
 	}
 	d93, err := s.HostIndex(ctx, mustHost(t, "0.93.4", "linux-amd64"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(picks(t, d93.Kandev.Body), "p-multi@2.0.0") {
-		t.Errorf("0.93.4 (the curated maximum, inclusive) is offered %v, want p-multi@2.0.0", picks(t, d93.Kandev.Body))
+	if !slices.Contains(picks(t, d93.Kandev.Body.Bytes()), "p-multi@2.0.0") {
+		t.Errorf("0.93.4 (the curated maximum, inclusive) is offered %v, want p-multi@2.0.0", picks(t, d93.Kandev.Body.Bytes()))
 	}
 	rep, err := s.Compatibility(ctx, "p-multi", h94)
 	if err != nil {
@@ -83,8 +83,8 @@ func TestCurationNarrowsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(picks(t, d.Kandev.Body), "p-multi@2.0.0") {
-		t.Errorf("after clearing: %v, want p-multi@2.0.0 back", picks(t, d.Kandev.Body))
+	if !slices.Contains(picks(t, d.Kandev.Body.Bytes()), "p-multi@2.0.0") {
+		t.Errorf("after clearing: %v, want p-multi@2.0.0 back", picks(t, d.Kandev.Body.Bytes()))
 	}
 }
 
@@ -306,7 +306,7 @@ func TestHostCapsConfigured(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.91.5: api_version 2 and canvases accepted; p-multi 2.0.0 needs 0.92, c-board 0.91.1.
-	if diff := cmp.Diff([]string{"c-board@1.0.0", "p-multi@1.1.0", "p-ui@2.0.0"}, picks(t, d.Kandev.Body)); diff != "" {
+	if diff := cmp.Diff([]string{"c-board@1.0.0", "p-multi@1.1.0", "p-ui@2.0.0"}, picks(t, d.Kandev.Body.Bytes())); diff != "" {
 		t.Errorf("picks (-want +got):\n%s", diff)
 	}
 }
@@ -324,7 +324,7 @@ func TestHostIndexConcurrent(t *testing.T) {
 			defer wg.Done()
 			v := []string{"0.84.0", "0.91.0", "0.92.0", "0.96.0"}[i%4]
 			d, err := s.HostIndex(ctx, mustHost(t, v, "linux-amd64"))
-			if err == nil && len(picks(t, d.Kandev.Body)) == 0 {
+			if err == nil && len(picks(t, d.Kandev.Body.Bytes())) == 0 {
 				err = fmt.Errorf("%s got an empty document", v)
 			}
 			errs <- err
@@ -369,8 +369,8 @@ func TestHostIndexServesThePreviousDocumentDuringABuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after == before || slices.Contains(picks(t, after.Kandev.Body), "p-multi@2.0.0") {
-		t.Errorf("after the build: %v, want the curation applied", picks(t, after.Kandev.Body))
+	if after == before || slices.Contains(picks(t, after.Kandev.Body.Bytes()), "p-multi@2.0.0") {
+		t.Errorf("after the build: %v, want the curation applied", picks(t, after.Kandev.Body.Bytes()))
 	}
 }
 
@@ -393,7 +393,7 @@ func TestHostClassesCycledBeyondTheWholeCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		offered[h.Kandev+"/"+h.Platform] = picks(t, d.Kandev.Body)
+		offered[h.Kandev+"/"+h.Platform] = picks(t, d.Kandev.Body.Bytes())
 	}
 	classes, bytesAll := probe.HostCacheStats()
 	if classes < 10 {
@@ -426,15 +426,15 @@ func TestHostClassesCycledBeyondTheWholeCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gz.Kandev.Body != nil {
+	if gz.Kandev.Body.Bytes() != nil {
 		t.Errorf("%s on %s (least recently used): kept whole, want compressed", hosts[0].Kandev, hosts[0].Platform)
 	}
 	plain, err := s.HostIndex(ctx, hosts[0]) // compressed: made whole, not rebuilt
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(plain.Kandev.Body, gunzip(t, gz.Kandev.Gzip())) || plain.Kandev.ETag != gz.Kandev.ETag || s.HostCacheInfo().Builds != int64(classes) {
-		t.Errorf("a client without gzip: %d bytes after %d builds, want the document without a build", len(plain.Kandev.Body), s.HostCacheInfo().Builds)
+	if !bytes.Equal(plain.Kandev.Body.Bytes(), gunzip(t, gz.Kandev.Gzip())) || plain.Kandev.ETag != gz.Kandev.ETag || s.HostCacheInfo().Builds != int64(classes) {
+		t.Errorf("a client without gzip: %d bytes after %d builds, want the document without a build", len(plain.Kandev.Body.Bytes()), s.HostCacheInfo().Builds)
 	}
 }
 

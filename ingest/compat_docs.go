@@ -232,7 +232,7 @@ func (hs *hostState) lookup(docs *Documents, caps *HostCaps, h Host, gz bool) *H
 // put keeps cl (whole) and returns its document; older classes are compressed, then
 // dropped, as the bound requires (cl itself is kept even when alone over it: it is what
 // this request serves).
-func (hs *hostState) put(docs *Documents, cl *hostClass, body []byte, limit int) *HostDoc {
+func (hs *hostState) put(docs *Documents, cl *hostClass, body index.Body, limit int) *HostDoc {
 	d := cl.newDoc(body)
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -242,7 +242,7 @@ func (hs *hostState) put(docs *Documents, cl *hostClass, body []byte, limit int)
 	if old, ok := hs.byKey[cl.key]; ok {
 		hs.remove(old)
 	}
-	cl.doc, cl.size = d, len(d.Kandev.Body)+len(cl.gz)+cl.shardBytes()
+	cl.doc, cl.size = d, d.Kandev.Body.Len()+len(cl.gz)+cl.shardBytes()
 	hs.byKey[cl.key], cl.el = cl, hs.hot.PushFront(cl)
 	hs.hotBytes += cl.size
 	hs.trim(limit)
@@ -261,7 +261,7 @@ func (hs *hostState) promote(cl *hostClass, d *HostDoc) *HostDoc {
 	}
 	hs.cold.Remove(cl.el)
 	hs.coldBytes -= cl.size
-	cl.doc, cl.size = d, len(d.Kandev.Body)+len(cl.gz)+cl.shardBytes()
+	cl.doc, cl.size = d, d.Kandev.Body.Len()+len(cl.gz)+cl.shardBytes()
 	cl.el = hs.hot.PushFront(cl)
 	hs.hotBytes += cl.size
 	hs.trim(hs.limit)

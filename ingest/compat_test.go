@@ -173,12 +173,12 @@ func TestHostIndexPicks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, picks(t, d.Kandev.Body)); diff != "" {
+			if diff := cmp.Diff(tt.want, picks(t, d.Kandev.Body.Bytes())); diff != "" {
 				t.Errorf("picks (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if got := picks(t, s.Documents().Kandev.Body); !slices.Contains(got, "p-multi@2.0.0") || !slices.Contains(got, "c-board@1.0.0") {
+	if got := picks(t, s.Documents().Kandev.Body.Bytes()); !slices.Contains(got, "p-multi@2.0.0") || !slices.Contains(got, "c-board@1.0.0") {
 		t.Errorf("/index.json lists %v: it is not host-aware and must keep the newest releases", got)
 	}
 }
@@ -199,7 +199,7 @@ func TestHostIndexEntriesCarryAPIVersionAndPlatforms(t *testing.T) {
 			PackageURL string   `json:"package_url"`
 		} `json:"plugins"`
 	}
-	if err := json.Unmarshal(d.Kandev.Body, &doc); err != nil {
+	if err := json.Unmarshal(d.Kandev.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
@@ -241,7 +241,7 @@ func TestCompatibilitySaysWhy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.ContainsFunc(picks(t, d.Kandev.Body), func(p string) bool { return strings.HasPrefix(p, "p-new@") }) {
+	if slices.ContainsFunc(picks(t, d.Kandev.Body.Bytes()), func(p string) bool { return strings.HasPrefix(p, "p-new@") }) {
 		t.Error("p-new has no installable release but the host-aware index lists it")
 	}
 
@@ -366,7 +366,7 @@ func TestHostIndexSkipsDamagedPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := picks(t, d.Kandev.Body); !slices.Contains(got, "p-multi@1.1.0") {
+	if got := picks(t, d.Kandev.Body.Bytes()); !slices.Contains(got, "p-multi@1.1.0") {
 		t.Errorf("with 2.0.0 damaged: %v, want p-multi@1.1.0", got)
 	}
 	rep, err := s.Compatibility(ctx, "p-multi", h)
@@ -389,11 +389,11 @@ func TestHostIndexWithinTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Kandev.Body) > limit {
-		t.Fatalf("host-aware index is %d bytes, over the %d-byte limit", len(d.Kandev.Body), limit)
+	if len(d.Kandev.Body.Bytes()) > limit {
+		t.Fatalf("host-aware index is %d bytes, over the %d-byte limit", len(d.Kandev.Body.Bytes()), limit)
 	}
 	names := d.ShardNames()
-	if d.Listed == d.Total || len(names) == 0 || !bytes.Contains(d.Kandev.Body, []byte(`"partial"`)) {
+	if d.Listed == d.Total || len(names) == 0 || !bytes.Contains(d.Kandev.Body.Bytes(), []byte(`"partial"`)) {
 		t.Fatalf("listed %d of %d with %d shards: want a partial document", d.Listed, d.Total, len(names))
 	}
 	seen := map[string]bool{}
@@ -402,13 +402,13 @@ func TestHostIndexWithinTheLimit(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("shard %s: %v, %v", name, ok, err)
 		}
-		if len(sh.Body) > limit {
-			t.Errorf("shard %s is %d bytes", name, len(sh.Body))
+		if len(sh.Body.Bytes()) > limit {
+			t.Errorf("shard %s is %d bytes", name, len(sh.Body.Bytes()))
 		}
 		if !strings.HasPrefix(name, "all.") {
 			continue
 		}
-		for _, p := range picks(t, sh.Body) {
+		for _, p := range picks(t, sh.Body.Bytes()) {
 			seen[p] = true
 		}
 	}
@@ -418,7 +418,7 @@ func TestHostIndexWithinTheLimit(t *testing.T) {
 			t.Errorf("%s is in no id shard (shards: %v)", p, seen)
 		}
 	}
-	if !bytes.Contains(d.Kandev.Body, []byte("/kandev/")) {
-		t.Errorf("the partial object does not name host-aware shard URLs:\n%s", d.Kandev.Body)
+	if !bytes.Contains(d.Kandev.Body.Bytes(), []byte("/kandev/")) {
+		t.Errorf("the partial object does not name host-aware shard URLs:\n%s", d.Kandev.Body.Bytes())
 	}
 }

@@ -64,11 +64,11 @@ func (d *Document) Gzip() []byte {
 func (d *Document) GzipReady() bool { return d.lazy != nil && d.lazy.gzReady.Load() }
 
 // compress is body's gzip representation at gzipLevel.
-func compress(body []byte) []byte {
+func compress(body index.Body) []byte {
 	var buf bytes.Buffer
-	buf.Grow(len(body) / 4)
-	zw, _ := gzip.NewWriterLevel(&buf, gzipLevel(len(body))) // a valid level: no error
-	_, _ = zw.Write(body)                                    // writes to a bytes.Buffer do not fail
+	buf.Grow(body.Len() / 4)
+	zw, _ := gzip.NewWriterLevel(&buf, gzipLevel(body.Len())) // a valid level: no error
+	_, _ = body.WriteTo(zw)                                   // writes to a bytes.Buffer do not fail
 	_ = zw.Close()
 	return buf.Bytes()
 }
@@ -129,7 +129,7 @@ func (d *Documents) Shard(name string) (*Document, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	built := newDocument(doc.Body, sp.GeneratedAt())
+	built := docOf(doc, sp.GeneratedAt())
 	sd.docs[sp] = &built
 	return &built, true, nil
 }

@@ -107,7 +107,7 @@ func replaceable(dir string) error {
 func (s *Service) writeSnapshot(ctx context.Context, root string) ([]exportFile, error) {
 	docs := s.Documents()
 	var files []exportFile
-	for rel, body := range map[string][]byte{"index.json": docs.Kandev.Body, filepath.Join("curupira", "index.json"): docs.Curupira.Body} {
+	for rel, body := range map[string][]byte{"index.json": docs.Kandev.Body.Bytes(), filepath.Join("curupira", "index.json"): docs.Curupira.Body.Bytes()} {
 		if err := writeExportFile(filepath.Join(root, rel), body); err != nil {
 			return nil, err
 		}

@@ -74,7 +74,7 @@ func wantTree(t *testing.T, svc *Service) map[string]string {
 	t.Helper()
 	docs := svc.Documents()
 	want := map[string]string{}
-	for rel, body := range map[string][]byte{"index.json": docs.Kandev.Body, "curupira/index.json": docs.Curupira.Body} {
+	for rel, body := range map[string][]byte{"index.json": docs.Kandev.Body.Bytes(), "curupira/index.json": docs.Curupira.Body.Bytes()} {
 		sum := sha256.Sum256(body)
 		want[rel] = hex.EncodeToString(sum[:])
 	}

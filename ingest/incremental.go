@@ -104,7 +104,7 @@ func (s *Service) documents(b *built, serial int64) (*Documents, error) {
 // docOf is the document of fd, its ETag from fd's digest when the build computed it.
 func docOf(fd index.Doc, at time.Time) Document {
 	if fd.Digest == ([sha256.Size]byte{}) {
-		return newDocument(fd.Body, at)
+		return newDocumentDigest(fd.Body, at, index.Digest(fd.Body.Bytes()))
 	}
 	return newDocumentDigest(fd.Body, at, fd.Digest)
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/pluginyard/registry/index"
 )
 
 // DefaultIndexSignatureTTL is how long an index signature holds when Config sets none: a
@@ -33,7 +35,7 @@ type IndexSignatures struct {
 	signer note.Signer
 	ttl    time.Duration
 	stmts  []IndexStatement // one per document; SHA256 is set by the first signing, SignedAt and Expires by each
-	bodies [][]byte         // the documents' bodies, stmts' order, until hashed
+	bodies []index.Body     // the documents' bodies, stmts' order, until hashed
 	mu     sync.Mutex       // one signing at a time; guards stmts and bodies
 	cur    atomic.Pointer[signedNotes]
 }
@@ -75,8 +77,9 @@ func (s *Service) signDocuments(ctx context.Context, docs *Documents) error {
 // held.
 func (g *IndexSignatures) sign(now time.Time) (*signedNotes, error) {
 	for i, b := range g.bodies {
-		sum := sha256.Sum256(b)
-		g.stmts[i].SHA256 = hex.EncodeToString(sum[:])
+		h := sha256.New()
+		_, _ = b.WriteTo(h) // a hash's Write does not fail
+		g.stmts[i].SHA256 = hex.EncodeToString(h.Sum(nil))
 	}
 	g.bodies = nil
 	now = now.UTC().Truncate(time.Second)

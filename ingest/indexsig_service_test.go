@@ -54,7 +54,7 @@ func TestDocumentsAreSignedWithTheirCheckpoint(t *testing.T) {
 	size = 1
 	mustPublish(t, svc, "1.0.0", "Says hello.")
 	docs := svc.Documents()
-	for doc, body := range map[string][]byte{KandevDocument: docs.Kandev.Body, CurupiraDocument: docs.Curupira.Body} {
+	for doc, body := range map[string][]byte{KandevDocument: docs.Kandev.Body.Bytes(), CurupiraDocument: docs.Curupira.Body.Bytes()} {
 		st := verifyServed(t, svc, v, doc, body, now)
 		if st.Serial != docs.Serial || st.LogSize != 1 || st.LogRoot != tlog.RecordHash([]byte{1}) || !st.Expires.Equal(now.Add(7*24*time.Hour)) {
 			t.Errorf("%s: statement %+v, want serial %d, log size 1 and its root, expiry in 7 days", doc, st, docs.Serial)
@@ -72,7 +72,7 @@ func TestSignatureIsRefreshedBeforeExpiry(t *testing.T) {
 	if err := svc.Rebuild(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	body := svc.Documents().Kandev.Body
+	body := svc.Documents().Kandev.Body.Bytes()
 	if st := verifyServed(t, svc, v, KandevDocument, body, now); !st.SignedAt.Equal(t0) { // signed on first request
 		t.Errorf("first request: signed at %s, want %s", st.SignedAt, t0)
 	}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -116,7 +117,7 @@ func (s *Service) writeLastGood(docs *Documents) error {
 	if err != nil {
 		return err
 	}
-	if err := writeDurable(s.lastGoodPath(lastGoodMeta), meta); err != nil {
+	if err := writeDurable(s.lastGoodPath(lastGoodMeta), index.BodyOf(meta)); err != nil {
 		return fmt.Errorf("ingest: last good documents: %w", err)
 	}
 	s.removeStaleLastGood(rec)
@@ -126,7 +127,7 @@ func (s *Service) writeLastGood(docs *Documents) error {
 // writeLastGoodBody writes a body under a name derived from its ETag; an unchanged
 // document (often the Curupira one) is already there and costs nothing.
 func (s *Service) writeLastGoodBody(name string, d *Document) (lastGoodFile, error) {
-	f := lastGoodFile{File: fmt.Sprintf("%s-%s.json", name, strings.Trim(d.ETag, `"`)), ETag: d.ETag, Size: len(d.Body)}
+	f := lastGoodFile{File: fmt.Sprintf("%s-%s.json", name, strings.Trim(d.ETag, `"`)), ETag: d.ETag, Size: d.Body.Len()}
 	path := s.lastGoodPath(f.File)
 	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(f.Size) {
 		return f, nil
@@ -150,13 +151,15 @@ func (s *Service) removeStaleLastGood(rec lastGood) {
 
 // writeDurable writes data to path so that after a crash the path holds either its old
 // content or data, whole: temporary file, fsync, rename, fsync of the folder.
-func writeDurable(path string, data []byte) error {
+func writeDurable(path string, body index.Body) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(data)
+	bw := bufio.NewWriterSize(f, 256<<10) // a document's parts are entries: one write each would be thousands
+	_, werr := body.WriteTo(bw)
+	werr = errors.Join(werr, bw.Flush())
 	serr := f.Sync()
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
@@ -340,10 +343,10 @@ func namedVersions(docs *Documents) (map[string]string, error) {
 		Extensions []struct{ Name, Version string } `json:"extensions"`
 	}
 	out := map[string]string{}
-	if err := json.Unmarshal(docs.Kandev.Body, &k); err != nil {
+	if err := json.Unmarshal(docs.Kandev.Body.Bytes(), &k); err != nil {
 		return out, fmt.Errorf("index.json: %w", err)
 	}
-	if err := json.Unmarshal(docs.Curupira.Body, &c); err != nil {
+	if err := json.Unmarshal(docs.Curupira.Body.Bytes(), &c); err != nil {
 		return out, fmt.Errorf("curupira/index.json: %w", err)
 	}
 	for _, p := range k.Plugins {

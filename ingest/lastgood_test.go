@@ -145,10 +145,10 @@ func TestServeLastGoodAfterRefusedRebuild(t *testing.T) {
 	docs := svc.Documents()
 	for name, pair := range map[string][2]Document{"kandev": {good.Kandev, docs.Kandev}, "curupira": {good.Curupira, docs.Curupira}} {
 		w, g := pair[0], pair[1]
-		if !bytes.Equal(w.Body, g.Body) || w.ETag != g.ETag || !w.LastModified.Equal(g.LastModified) {
-			t.Errorf("%s: served %q (ETag %s), want the last good %q (ETag %s)", name, g.Body, g.ETag, w.Body, w.ETag)
+		if !bytes.Equal(w.Body.Bytes(), g.Body.Bytes()) || w.ETag != g.ETag || !w.LastModified.Equal(g.LastModified) {
+			t.Errorf("%s: served %q (ETag %s), want the last good %q (ETag %s)", name, g.Body.Bytes(), g.ETag, w.Body.Bytes(), w.ETag)
 		}
-		if !bytes.Equal(gunzip(t, g.Gzip()), w.Body) {
+		if !bytes.Equal(gunzip(t, g.Gzip()), w.Body.Bytes()) {
 			t.Errorf("%s: gzip bytes do not decompress to the body", name)
 		}
 	}
@@ -180,14 +180,14 @@ func TestServeLastGoodWithoutOneServesAnEmptyIndex(t *testing.T) {
 		t.Errorf("fallback = %+v (%s), want an empty index", fb, fb.Describe())
 	}
 	docs := svc.Documents()
-	if probs := index.CheckKandev(docs.Kandev.Body); probs.HasErrors() {
-		t.Errorf("empty index.json is not valid for a host: %v\n%s", probs, docs.Kandev.Body)
+	if probs := index.CheckKandev(docs.Kandev.Body.Bytes()); probs.HasErrors() {
+		t.Errorf("empty index.json is not valid for a host: %v\n%s", probs, docs.Kandev.Body.Bytes())
 	}
-	if probs := index.CheckCurupira(docs.Curupira.Body); probs.HasErrors() {
-		t.Errorf("empty curupira index is not valid for a host: %v\n%s", probs, docs.Curupira.Body)
+	if probs := index.CheckCurupira(docs.Curupira.Body.Bytes()); probs.HasErrors() {
+		t.Errorf("empty curupira index is not valid for a host: %v\n%s", probs, docs.Curupira.Body.Bytes())
 	}
-	if !strings.Contains(string(docs.Kandev.Body), `"plugins":[]`) {
-		t.Errorf("empty index lists plugins: %s", docs.Kandev.Body)
+	if !strings.Contains(string(docs.Kandev.Body.Bytes()), `"plugins":[]`) {
+		t.Errorf("empty index lists plugins: %s", docs.Kandev.Body.Bytes())
 	}
 }
 
@@ -259,8 +259,8 @@ func TestLastGoodIsReplacedAndChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fb.Source != SourceEmpty || bytes.Contains(restarted.Documents().Kandev.Body, []byte("6.6.6")) || !strings.Contains(fb.Describe(), "damaged on disk") {
-		t.Errorf("a damaged last good document was served: %+v %s", fb, restarted.Documents().Kandev.Body)
+	if fb.Source != SourceEmpty || bytes.Contains(restarted.Documents().Kandev.Body.Bytes(), []byte("6.6.6")) || !strings.Contains(fb.Describe(), "damaged on disk") {
+		t.Errorf("a damaged last good document was served: %+v %s", fb, restarted.Documents().Kandev.Body.Bytes())
 	}
 }
 

@@ -65,7 +65,7 @@ func (s *Service) observeRebuild(start time.Time, docs *Documents, err error) {
 	}
 	var size, entries int
 	if err == nil && docs != nil {
-		size, entries = len(docs.Kandev.Body), docs.Plugins
+		size, entries = docs.Kandev.Body.Len(), docs.Plugins
 	}
 	s.cfg.Observer.IndexBuilt(time.Since(start), size, entries, err)
 }

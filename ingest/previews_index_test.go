@@ -27,7 +27,7 @@ func TestIndexCarriesThePreviewCopy(t *testing.T) {
 			}
 		}
 	}
-	if err := json.Unmarshal(s.Documents().Kandev.Body, &doc); err != nil {
+	if err := json.Unmarshal(s.Documents().Kandev.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
 	want := "http://r.example/previews/" + sha256Hex(img) + ".png"
@@ -39,5 +39,5 @@ func TestIndexCarriesThePreviewCopy(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("acme-hello not in index.json: %s", s.Documents().Kandev.Body)
+	t.Fatalf("acme-hello not in index.json: %s", s.Documents().Kandev.Body.Bytes())
 }

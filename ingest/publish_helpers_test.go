@@ -118,7 +118,7 @@ func blobFiles(t *testing.T, st *store.Store) []string {
 // indexed reports the version index.json lists for id ("" when absent).
 func indexed(s *Service, id string) string {
 	it, ok := s.Catalog().Item(id)
-	if !ok || !bytes.Contains(s.Documents().Kandev.Body, []byte(`"id":"`+id+`"`)) {
+	if !ok || !bytes.Contains(s.Documents().Kandev.Body.Bytes(), []byte(`"id":"`+id+`"`)) {
 		return ""
 	}
 	return it.Latest.Version

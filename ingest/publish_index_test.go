@@ -156,13 +156,13 @@ func TestYankAndDeprecateLandWhateverTheSize(t *testing.T) {
 	if err := s.Yank(ctx, anAdmin, "acme-hello", "1.1.0", true, "too long"); err != nil {
 		t.Fatal(err)
 	}
-	limit := len(s.Documents().Kandev.Body) + 400 // under the full document with 1.1.0, over a compact one
+	limit := len(s.Documents().Kandev.Body.Bytes()) + 400 // under the full document with 1.1.0, over a compact one
 	setLimit(t, s, limit, 0)
 	if err := s.Yank(ctx, anAdmin, "acme-hello", "1.1.0", false, ""); err != nil {
 		t.Fatalf("unyank = %v", err)
 	}
-	if v := indexed(s, "acme-hello"); v != "1.1.0" || len(s.Documents().Kandev.Body) > limit {
-		t.Errorf("after unyank: index lists %q in %d bytes (limit %d)", v, len(s.Documents().Kandev.Body), limit)
+	if v := indexed(s, "acme-hello"); v != "1.1.0" || len(s.Documents().Kandev.Body.Bytes()) > limit {
+		t.Errorf("after unyank: index lists %q in %d bytes (limit %d)", v, len(s.Documents().Kandev.Body.Bytes()), limit)
 	}
 	if err := s.Deprecate(ctx, anAdmin, "acme-hello", strings.Repeat("use something else ", 20), ""); err != nil {
 		t.Fatalf("deprecate = %v", err)
@@ -170,7 +170,7 @@ func TestYankAndDeprecateLandWhateverTheSize(t *testing.T) {
 	if p, _ := s.store.Package(ctx, "acme-hello"); p == nil || p.DeprecatedReason == "" {
 		t.Errorf("the deprecation was not committed: %+v", p)
 	}
-	if n := len(s.Documents().Kandev.Body); n > limit {
+	if n := len(s.Documents().Kandev.Body.Bytes()); n > limit {
 		t.Errorf("index.json is %d bytes after the deprecation, over the %d limit", n, limit)
 	}
 }

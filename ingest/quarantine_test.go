@@ -30,7 +30,7 @@ func exposed(t *testing.T, s *Service) exposure {
 	t.Helper()
 	ctx := context.Background()
 	var e exposure
-	e.Index = entriesOf(t, s.Documents().Kandev.Body)
+	e.Index = entriesOf(t, s.Documents().Kandev.Body.Bytes())
 	h, err := ParseHost("0.95.0", "linux-amd64")
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func exposed(t *testing.T, s *Service) exposure {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Host = entriesOf(t, hd.Kandev.Body)
+	e.Host = entriesOf(t, hd.Kandev.Body.Bytes())
 	if e.Search, _, err = s.db().Search(ctx, store.SearchQuery{Q: "hello", Limit: 50}); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestQuarantineLeavesTheShards(t *testing.T) {
 	for _, id := range []string{"filler-a", "filler-b", "filler-c"} {
 		publishOK(t, s, id, "1.0.0", strings.Repeat("a filler that takes room ", 8))
 	}
-	setLimit(t, s, len(s.Documents().Kandev.Body)/2, 0)
+	setLimit(t, s, len(s.Documents().Kandev.Body.Bytes())/2, 0)
 	before := shardText(t, s)
 	if !strings.Contains(before, `"acme-hello"`) {
 		t.Fatalf("no shard holds acme-hello under the limit (mode %q):\n%s", s.Documents().Mode, before)
@@ -332,7 +332,7 @@ func shardText(t *testing.T, s *Service) string {
 		if err != nil || !ok {
 			t.Fatalf("shard %s: %v %v", name, ok, err)
 		}
-		out.WriteString(name + " " + entriesOf(t, d.Body) + "\n")
+		out.WriteString(name + " " + entriesOf(t, d.Body.Bytes()) + "\n")
 	}
 	return out.String()
 }

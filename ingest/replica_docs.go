@@ -111,7 +111,7 @@ func (s *Service) storedOf(docs *Documents) []store.StoredDocument {
 		doc  *Document
 	}{{store.DocumentKandev, &docs.Kandev}, {store.DocumentCurupira, &docs.Curupira}} {
 		out = append(out, store.StoredDocument{Serial: docs.Serial, Name: d.name, ETag: d.doc.ETag, GeneratedAt: at,
-			Meta: meta, Body: d.doc.Body, BuiltBy: s.replica.opt.Name})
+			Meta: meta, Body: d.doc.Body.Bytes(), BuiltBy: s.replica.opt.Name})
 	}
 	return out
 }

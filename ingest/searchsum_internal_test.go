@@ -117,7 +117,7 @@ func TestCloseWritesFinalSearchSum(t *testing.T) {
 	if n := c.replaced(); n != 0 {
 		t.Errorf("the start after a clean Close rewrote the search table %d times, want 0", n)
 	}
-	if !bytes.Contains(next.Documents().Kandev.Body, []byte("take 3")) {
+	if !bytes.Contains(next.Documents().Kandev.Body.Bytes(), []byte("take 3")) {
 		t.Error("the restarted index does not show the last publish")
 	}
 }

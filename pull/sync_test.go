@@ -103,7 +103,7 @@ func (e *env) indexEntry(id string) (entry, bool) {
 	var doc struct {
 		Plugins []entry `json:"plugins"`
 	}
-	if err := json.Unmarshal(e.svc.Documents().Kandev.Body, &doc); err != nil {
+	if err := json.Unmarshal(e.svc.Documents().Kandev.Body.Bytes(), &doc); err != nil {
 		e.t.Fatal(err)
 	}
 	for _, p := range doc.Plugins {

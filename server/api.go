@@ -387,7 +387,7 @@ func (s *Server) handleIndexStatus(c echo.Context) error {
 	d := s.svc.Documents()
 	out := map[string]any{"refusal": s.svc.LastRefusal()}
 	if d != nil {
-		out["serial"], out["entries"], out["bytes"], out["etag"] = d.Serial, d.Plugins, len(d.Kandev.Body), d.Kandev.ETag
+		out["serial"], out["entries"], out["bytes"], out["etag"] = d.Serial, d.Plugins, d.Kandev.Body.Len(), d.Kandev.ETag
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -8,11 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pluginyard/registry/index"
 )
 
 // TestHeldConnSendsResponseInOneWrite: through a real http.Server on heldListener, a whole
@@ -34,8 +37,16 @@ func TestHeldConnSendsResponseInOneWrite(t *testing.T) {
 		if r.URL.Query().Has("plain") {
 			_, _ = w.Write(body)
 		} else if r.Method != http.MethodHead {
-			if n, err := writeWhole(r, w, body); n != int64(len(body)) || err != nil {
+			parts := splitParts(body, r.URL.Query().Get("parts"))
+			kept := slices.Clone(parts)
+			if n, err := writeWhole(r, w, index.NewBody(parts)); n != int64(len(body)) || err != nil {
 				t.Errorf("writeWhole = %d, %v; want %d, nil", n, err, len(body))
+			}
+			if !slices.EqualFunc(parts, kept, func(a, b []byte) bool { return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) }) {
+				t.Error("writeWhole changed the body's list of parts")
+			}
+			if slices.ContainsFunc(hc.bufs[:cap(hc.bufs)], func(b []byte) bool { return b != nil }) {
+				t.Error("the connection keeps a part of the body after writing it")
 			}
 		}
 		sends <- hc.sends - before
@@ -53,6 +64,8 @@ func TestHeldConnSendsResponseInOneWrite(t *testing.T) {
 	}{
 		{http.MethodGet, "size=65536", 65536, 1},
 		{http.MethodGet, "size=1048576", 1 << 20, 1},
+		{http.MethodGet, "size=65536&parts=1000", 65536, 1}, // a document of many entries: still one call
+		{http.MethodGet, "size=1048576&parts=3000", 1 << 20, 1},
 		{http.MethodGet, "size=256", 256, 0}, // all in net/http's buffer: one write after the handler
 		{http.MethodHead, "size=65536", 0, 0},
 		{http.MethodGet, "size=65536&plain", 65536, -1},
@@ -73,7 +86,7 @@ func TestHeldConnSendsResponseInOneWrite(t *testing.T) {
 	}
 	// Without a held connection (a recorder), writeWhole is one Write.
 	rec := httptest.NewRecorder()
-	if n, err := writeWhole(httptest.NewRequest(http.MethodGet, "/", nil), rec, []byte("body")); n != 4 || err != nil || rec.Body.String() != "body" {
+	if n, err := writeWhole(httptest.NewRequest(http.MethodGet, "/", nil), rec, index.BodyOf([]byte("body"))); n != 4 || err != nil || rec.Body.String() != "body" {
 		t.Errorf("writeWhole to a recorder = %d, %v, %q; want 4, nil, body", n, err, rec.Body.String())
 	}
 }
@@ -175,7 +188,7 @@ func serveHeld(t *testing.T, results chan<- error) string {
 				_ = hc.SetWriteDeadline(time.Now().Add(-time.Second))
 			}
 			var n int64
-			if n, err = writeWhole(r, w, body); err == nil && n != int64(len(body)) {
+			if n, err = writeWhole(r, w, index.BodyOf(body)); err == nil && n != int64(len(body)) {
 				err = io.ErrShortWrite
 			}
 		}
@@ -293,4 +306,17 @@ func TestHeldConnReleaseFailureClosesConnection(t *testing.T) {
 	if _, err := hc.Write([]byte("next")); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("a write after a failed release: %v; want %v", err, net.ErrClosed)
 	}
+}
+
+// splitParts cuts body into n parts of about equal length (one part when n is empty).
+func splitParts(body []byte, n string) [][]byte {
+	k, _ := strconv.Atoi(n)
+	if k <= 1 {
+		return [][]byte{body}
+	}
+	var parts [][]byte
+	for i := range k {
+		parts = append(parts, body[i*len(body)/k:(i+1)*len(body)/k])
+	}
+	return parts
 }

@@ -93,7 +93,7 @@ func TestHTTPSemanticsEqualServeContent(t *testing.T) {
 			ref: http.Header{"Content-Type": {"application/gzip"}, "Etag": {`"` + pub.SHA256 + `"`}}},
 		{name: "icon", path: iconPath, body: []byte(svgIcon),
 			ref: http.Header{"Content-Type": {"image/svg+xml"}, "Etag": {`"` + strings.TrimSuffix(strings.TrimPrefix(iconPath, "/icons/"), ".svg") + `"`}}},
-		{name: "index.json", path: "/index.json", modtime: doc.LastModified, body: doc.Body,
+		{name: "index.json", path: "/index.json", modtime: doc.LastModified, body: doc.Body.Bytes(),
 			ref: http.Header{"Content-Type": {"application/json"}, "Etag": {doc.ETag}}},
 		{name: "index.json gzip", path: "/index.json", modtime: doc.LastModified, body: doc.Gzip(),
 			header: http.Header{"Accept-Encoding": {"gzip"}},
@@ -200,7 +200,7 @@ func TestGzipContentLength(t *testing.T) {
 
 func TestAcceptEncodingQValues(t *testing.T) {
 	e := newEnv(t, "")
-	plain := e.svc.Documents().Kandev.Body
+	plain := e.svc.Documents().Kandev.Body.Bytes()
 	tests := []struct {
 		accept []string // one header field per element; nil sends none
 		gzip   bool

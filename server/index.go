@@ -93,7 +93,7 @@ func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 	gzip := acceptsGzip(c.Request().Header)
 	body := d.Body
 	if gzip {
-		body = d.Gzip()
+		body = index.BodyOf(d.Gzip())
 		setHeader(h, echo.HeaderContentEncoding, gzipCoding)
 	}
 	m := s.docHeaders.of(d, gzip, body)
@@ -109,13 +109,13 @@ func (s *Server) serveDoc(c echo.Context, d *ingest.Document) error {
 // Content-Length; TestServeBytesMatchesServeContent), without formatting the time, the
 // length and a slice for each on every request. Any other request goes through
 // http.ServeContent. The caller has set Content-Type (ServeContent would sniff one).
-func serveBytes(c echo.Context, m *docHeaderValues, modtime time.Time, body []byte, encoded bool) {
+func serveBytes(c echo.Context, m *docHeaderValues, modtime time.Time, body index.Body, encoded bool) {
 	if !plainRequest(c.Request().Header) {
 		encodedLen := int64(0)
 		if encoded {
-			encodedLen = int64(len(body))
+			encodedLen = int64(body.Len())
 		}
-		serveContent(c, modtime, bytes.NewReader(body), encodedLen)
+		serveContent(c, modtime, body.Reader(), encodedLen)
 		return
 	}
 	res := c.Response()
@@ -321,7 +321,7 @@ type docHeaderKey struct {
 const docHeaderCacheMax = 256
 
 // of returns the values of d's representation body (gzip: the gzip bytes).
-func (dc *docHeaderCache) of(d *ingest.Document, gzip bool, body []byte) *docHeaderValues {
+func (dc *docHeaderCache) of(d *ingest.Document, gzip bool, body index.Body) *docHeaderValues {
 	m := &dc.identity
 	if gzip {
 		m = &dc.gzip
@@ -339,7 +339,7 @@ func (dc *docHeaderCache) of(d *ingest.Document, gzip bool, body []byte) *docHea
 	if gzip {
 		etag = gzipETag(etag)
 	}
-	v := &docHeaderValues{etag: headerValue(etag), length: headerValue(strconv.Itoa(len(body)))}
+	v := &docHeaderValues{etag: headerValue(etag), length: headerValue(strconv.Itoa(body.Len()))}
 	if t := d.LastModified; !t.IsZero() && !t.Equal(time.Unix(0, 0)) {
 		v.lastModified = headerValue(t.UTC().Format(http.TimeFormat))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v4"
 
+	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
 )
 
@@ -22,7 +23,8 @@ import (
 // document, with and without a modification time; conditional and range requests, which
 // it hands to ServeContent, are compared too.
 func TestServeBytesMatchesServeContent(t *testing.T) {
-	body := bytes.Repeat([]byte(`{"plugins":[]}`), 1000)
+	raw := bytes.Repeat([]byte(`{"plugins":[]}`), 1000)
+	body := index.NewBody(splitParts(raw, "37")) // a document's parts: ranges cross them
 	for _, modtime := range []time.Time{time.Date(2026, 12, 1, 14, 0, 0, 0, time.FixedZone("x", 3600)), {}} {
 		d := &ingest.Document{Body: body, ETag: `"abc"`, LastModified: modtime}
 		var cache docHeaderCache
@@ -35,6 +37,8 @@ func TestServeBytesMatchesServeContent(t *testing.T) {
 				{"empty if-none-match", http.MethodGet, []string{"If-None-Match", ""}},
 				{"not modified", http.MethodGet, []string{"If-None-Match", `"abc"`}},
 				{"range", http.MethodGet, []string{"Range", "bytes=3-8"}},
+				{"range across parts", http.MethodGet, []string{"Range", "bytes=370-900"}},
+				{"suffix range", http.MethodGet, []string{"Range", "bytes=-500"}},
 				{"if-modified-since", http.MethodGet, []string{"If-Modified-Since", modtime.Add(time.Hour).UTC().Format(http.TimeFormat)}},
 			} {
 				serve := func(direct bool) (*httptest.ResponseRecorder, *echo.Response) {
@@ -52,9 +56,9 @@ func TestServeBytesMatchesServeContent(t *testing.T) {
 					if !direct {
 						n := int64(0)
 						if encoded {
-							n = int64(len(body))
+							n = int64(len(raw))
 						}
-						serveContent(c, modtime, bytes.NewReader(body), n)
+						serveContent(c, modtime, bytes.NewReader(raw), n)
 						return w, c.Response()
 					}
 					serveBytes(c, cache.of(d, encoded, body), modtime, body, encoded)
@@ -84,7 +88,7 @@ func TestDocHeaderCacheIsBounded(t *testing.T) {
 	var dc docHeaderCache
 	docs := make([]*ingest.Document, docHeaderCacheMax+10)
 	for i := range docs {
-		docs[i] = &ingest.Document{Body: make([]byte, i), ETag: `"e` + strconv.Itoa(i) + `"`}
+		docs[i] = &ingest.Document{Body: index.BodyOf(make([]byte, i)), ETag: `"e` + strconv.Itoa(i) + `"`}
 		v := dc.of(docs[i], i%2 == 0, docs[i].Body)
 		if v.length[0] != strconv.Itoa(i) {
 			t.Fatalf("doc %d: Content-Length %q", i, v.length[0])
@@ -96,7 +100,7 @@ func TestDocHeaderCacheIsBounded(t *testing.T) {
 	if n > docHeaderCacheMax {
 		t.Errorf("cache holds %d entries, want at most %d", n, docHeaderCacheMax)
 	}
-	if v := dc.of(docs[1], true, []byte("xy")); v.etag[0] != `"e1-gzip"` || v.length[0] != "2" {
+	if v := dc.of(docs[1], true, index.BodyOf([]byte("xy"))); v.etag[0] != `"e1-gzip"` || v.length[0] != "2" {
 		t.Errorf("gzip values of doc 1: %v %v", v.etag, v.length)
 	}
 }
@@ -107,16 +111,16 @@ func TestDocHeaderCacheKeepsNoDocument(t *testing.T) {
 	var dc docHeaderCache
 	freed := make(chan struct{})
 	func() {
-		d := &ingest.Document{Body: make([]byte, 1<<20), ETag: `"kept?"`, LastModified: time.Unix(1e9, 0)}
+		d := &ingest.Document{Body: index.BodyOf(make([]byte, 1<<20)), ETag: `"kept?"`, LastModified: time.Unix(1e9, 0)}
 		runtime.AddCleanup(d, func(ch chan struct{}) { close(ch) }, freed)
 		dc.of(d, false, d.Body)
-		dc.of(d, true, d.Body[:10])
+		dc.of(d, true, index.BodyOf(make([]byte, 10)))
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; { // a liveness bound, not a timing assertion
 		runtime.GC()
 		select {
 		case <-freed:
-			if v := dc.of(&ingest.Document{Body: make([]byte, 7), ETag: `"kept?"`, LastModified: time.Unix(1e9, 0)}, false, nil); v.length[0] != "1048576" {
+			if v := dc.of(&ingest.Document{Body: index.BodyOf(make([]byte, 7)), ETag: `"kept?"`, LastModified: time.Unix(1e9, 0)}, false, index.Body{}); v.length[0] != "1048576" {
 				t.Errorf("values of a document with the same ETag and time: length %v, want the cached 1048576", v.length)
 			}
 			return
@@ -142,7 +146,8 @@ func manyRanges(n int) string {
 // (206); asked for in more (a 64 KiB header holds thousands), it is answered whole, as a
 // package download is.
 func TestDocumentRangesAreBounded(t *testing.T) {
-	body := bytes.Repeat([]byte(`{"plugins":[]}`), 1000)
+	raw := bytes.Repeat([]byte(`{"plugins":[]}`), 1000)
+	body := index.NewBody(splitParts(raw, "100"))
 	d := &ingest.Document{Body: body, ETag: `"abc"`, LastModified: time.Unix(1e9, 0)}
 	var cache docHeaderCache
 	for _, tc := range []struct {
@@ -152,8 +157,8 @@ func TestDocumentRangesAreBounded(t *testing.T) {
 		req.Header.Set("Range", manyRanges(tc.ranges))
 		w := httptest.NewRecorder()
 		serveBytes(echo.New().NewContext(req, w), cache.of(d, false, body), d.LastModified, body, false)
-		if w.Code != tc.status || (tc.status == http.StatusOK && !bytes.Equal(w.Body.Bytes(), body)) {
-			t.Errorf("%d ranges: %d with %d bytes; want %d (200: the whole %d bytes)", tc.ranges, w.Code, w.Body.Len(), tc.status, len(body))
+		if w.Code != tc.status || (tc.status == http.StatusOK && !bytes.Equal(w.Body.Bytes(), raw)) {
+			t.Errorf("%d ranges: %d with %d bytes; want %d (200: the whole %d bytes)", tc.ranges, w.Code, w.Body.Len(), tc.status, len(raw))
 		}
 	}
 }
@@ -161,7 +166,7 @@ func TestDocumentRangesAreBounded(t *testing.T) {
 // BenchmarkServeBytesRanges: the cost of a Range request for a 5 MiB document by the number
 // of one-byte ranges it asks for (0: a plain GET), up to a header of about 60 KiB.
 func BenchmarkServeBytesRanges(b *testing.B) {
-	body := bytes.Repeat([]byte(`{"plugins":[]}`), 5<<20/14)
+	body := index.NewBody(splitParts(bytes.Repeat([]byte(`{"plugins":[]}`), 5<<20/14), "5000")) // entries of about 1 KiB
 	d := &ingest.Document{Body: body, ETag: `"abc"`, LastModified: time.Unix(1e9, 0)}
 	var cache docHeaderCache
 	e := echo.New()
