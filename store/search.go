@@ -263,7 +263,7 @@ func queryBand(q SearchQuery) (lo, hi int64) {
 
 // textIn is textWhere for the rowids [lo, hi).
 func textIn(dl searchSQL, q SearchQuery, whole bool, lo, hi int64) (string, []any) {
-	src, args := dl.text(ftsWords(q.Q), whole, q.Category, lo, hi)
+	src, args := dl.text(searchWords(q.Q), whole, q.Category, lo, hi)
 	if q.Category != "" {
 		src += " AND " + dl.categoryLike()
 		args = append(args, "% "+likeEscape(q.Category)+" %")
@@ -397,44 +397,42 @@ func exactKey(s string) string { return strings.ToLower(s) }
 
 // exactRows are the matches of q whose id or name is the text (lower-cased), found
 // through search_keys (a lookup, however many ids or names start with the text) and
-// each checked against q (text, kind, category) through its rowid.
+// checked against q (text, kind, category) in one query however many packages share the
+// name: the SearchCap first in rowid order (the most downloaded of each kind), as the
+// window holds the SearchCap first of the other matches. One match is read unscored (one
+// row needs no score to be ordered, and a score reads every match of each word).
 func exactRows(ctx context.Context, rd searchReader, dl searchSQL, q SearchQuery) ([]searchRow, error) {
-	words := ftsWords(q.Q)
-	if len(words) == 0 {
+	if !hasText(q.Q) {
 		return nil, nil
 	}
 	exact := exactKey(strings.TrimSpace(q.Q))
-	rowids, err := exactRowids(ctx, rd, exact)
+	lo, hi := queryBand(q)
+	rowids, err := exactRowids(ctx, rd, exact, lo, hi)
+	if err != nil || len(rowids) == 0 {
+		return nil, err
+	}
+	var rows []searchRow
+	if len(rowids) == 1 {
+		src, args := textIn(dl, q, false, rowids[0], rowids[0]+1)
+		rows, err = searchRows(ctx, rd, "SELECT "+searchRowCols(dl, "name")+" FROM "+src, args...)
+	} else {
+		src, args := textIn(dl, q, false, rowids[0], hi) // from the first exact match on
+		rows, err = searchRows(ctx, rd, "SELECT "+searchRowCols(dl, q.Sort)+" FROM "+src+" AND "+dl.keyed()+" ORDER BY rowid LIMIT ?",
+			append(args, exact, SearchCap)...)
+	}
 	if err != nil {
 		return nil, err
 	}
-	cols := searchRowCols(dl, q.Sort)
-	if len(rowids) == 1 {
-		cols = searchRowCols(dl, "name") // one exact match needs no score to be ordered (a score reads every match of each word)
-	}
-	var out []searchRow
-	lo, hi := queryBand(q)
-	for _, rowid := range rowids {
-		if rowid < lo || rowid >= hi {
-			continue // outside the kind's band
-		}
-		src, args := textIn(dl, q, false, rowid, rowid+1)
-		rows, err := searchRows(ctx, rd, "SELECT "+cols+" FROM "+src, args...)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if exactKey(r.id) == exact || exactKey(r.name) == exact { // the key is the row's, not a stale one
-				out = append(out, r)
-			}
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(rows, func(r searchRow) bool {
+		return exactKey(r.id) != exact && exactKey(r.name) != exact // a stale key, not the row's
+	}), nil
 }
 
-// exactRowids are the rowids of the search rows whose lower-cased id or name is key.
-func exactRowids(ctx context.Context, rd searchReader, key string) ([]int64, error) {
-	rowids, err := queryRowids(ctx, rd, "SELECT search_rowid FROM search_keys WHERE key = ?", key)
+// exactRowids are the first two rowids, in [lo, hi), of the search rows whose lower-cased
+// id or name is key: whether there is none, one (which) or more is all exactRows asks.
+func exactRowids(ctx context.Context, rd searchReader, key string, lo, hi int64) ([]int64, error) {
+	rowids, err := queryRowids(ctx, rd, `SELECT search_rowid FROM search_keys WHERE key = ? AND search_rowid >= ? AND search_rowid < ?
+		ORDER BY search_rowid LIMIT 2`, key, lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("store: search keys: %w", err)
 	}
@@ -497,10 +495,11 @@ func (s *Store) searchTextCounted(ctx context.Context, q SearchQuery, withCounts
 	}
 	order := archivedAfter(archived, searchRowOrder(q.Sort)) // archived.go
 	slices.SortFunc(first, order)
-	rest := win[:min(len(win), SearchCap)]
-	rest = slices.DeleteFunc(slices.Clone(rest), func(r searchRow) bool {
-		return slices.ContainsFunc(first, func(e searchRow) bool { return e.id == r.id })
-	})
+	exact := make(map[string]bool, len(first)) // up to SearchCap of them, each looked up for each row of the window
+	for _, r := range first {
+		exact[r.id] = true
+	}
+	rest := slices.DeleteFunc(slices.Clone(win[:min(len(win), SearchCap)]), func(r searchRow) bool { return exact[r.id] })
 	slices.SortFunc(rest, order)
 	for _, r := range rowWindow(append(first, rest...), q.Offset, q.Limit) {
 		res.IDs = append(res.IDs, r.id)
@@ -597,6 +596,30 @@ func searchOrder(dl searchSQL, sort string) string {
 
 // hasText reports whether q holds a word: a search without one lists rather than matches.
 func hasText(q string) bool { return len(ftsWords(q)) > 0 }
+
+// SearchWords bounds the words of one text search: it matches the first SearchWords
+// distinct words of its text (distinct as the index folds them: "Plugin" is "plugin",
+// "café" is "cafe") and ignores the rest, rather than refusing the search. Each word costs
+// its own pass over the index (a one-letter prefix merges every indexed word with that
+// initial; a relevance score counts every match of each word), so a repeated word adds
+// cost and no condition, and a 200-character text of 100 words cost up to 35 times a
+// common word (BenchmarkSearchHostile). The ignored words only widen the matches; a
+// package whose id or name is the whole text is still an exact match and comes first.
+const SearchWords = 8
+
+// searchWords are the words a search matches of text s: each distinct word once, in
+// order, the first SearchWords of them (see SearchWords).
+func searchWords(s string) []string {
+	var words []string
+	seen := map[string]bool{}
+	for _, w := range ftsWords(s) {
+		if k := pgFold(w); !seen[k] && len(words) < SearchWords {
+			seen[k] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
 
 // ftsWords are the words of s as the index splits them (letters and digits).
 func ftsWords(s string) []string {

@@ -137,6 +137,11 @@ func (pgSearch) score() string     { return "-ts_rank('{0.1, 0.2, 0.5, 1.0}', do
 func (pgSearch) noScore() string   { return "0.0::float8" }
 func (pgSearch) downloads() string { return "downloads" }
 
+// keyed is a semi-join the planner can start from search_keys' primary key.
+func (pgSearch) keyed() string {
+	return "rowid IN (SELECT search_rowid FROM search_keys WHERE key = ?)"
+}
+
 // categoryLike is ILIKE: SQLite's LIKE ignores the case of ASCII letters, and so does
 // ILIKE on the column's "C" collation (and only of those, as LIKE).
 func (pgSearch) categoryLike() string {

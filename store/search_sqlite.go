@@ -31,6 +31,9 @@ type searchSQL interface {
 	noScore() string
 	// downloads is the downloads column as an integer.
 	downloads() string
+	// keyed is the condition of a text source's row being keyed by one argument (the
+	// exactKey of an id or name): the exact matches among the source's rows.
+	keyed() string
 	// categoryLike is the condition of a category pattern (likeEscape'd, with ESCAPE '\').
 	categoryLike() string
 	// read runs the queries of one search on db.
@@ -105,6 +108,15 @@ func (ftsSearch) text(words []string, whole bool, category string, lo, hi int64)
 func (ftsSearch) score() string     { return "bm25(search, 10.0, 5.0, 1.0, 2.0, 2.0)" }
 func (ftsSearch) noScore() string   { return "0.0" }
 func (ftsSearch) downloads() string { return "CAST(downloads AS INTEGER)" }
+
+// keyed filters the rows the MATCH streams (the unary + keeps the IN from the FTS5
+// table's index constraints): as a rowid constraint, FTS5 would be asked for each keyed
+// rowid in turn, starting every word's iterator and bm25's count of every match of each
+// word again for each (a search for the name 1,000 packages share, at 50k rows: 480 ms
+// of CPU by relevance, 77 ms by name; filtered, 13 and 11 ms).
+func (ftsSearch) keyed() string {
+	return "+rowid IN (SELECT search_rowid FROM search_keys WHERE key = ?)"
+}
 
 func (ftsSearch) categoryLike() string { return `(' ' || categories || ' ') LIKE ? ESCAPE '\'` }
 
