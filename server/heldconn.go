@@ -63,9 +63,7 @@ func (c *heldConn) Write(p []byte) (int, error) {
 // goes to the TCP connection's ReadFrom (sendfile for a file) after what is held.
 func (c *heldConn) ReadFrom(r io.Reader) (int64, error) {
 	if b, ok := r.(*heldBody); ok {
-		n, err := c.writeHeldAnd(b.rest()...)
-		b.skip(n)
-		return n, err
+		return c.writeHeldAnd(b.rest()...) // the body is not read again (net/http's copy is over)
 	}
 	if _, err := c.writeHeldAnd(); err != nil {
 		return 0, err

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,8 +189,11 @@ func serveHeld(t *testing.T, results chan<- error) string {
 				_ = hc.SetWriteDeadline(time.Now().Add(-time.Second))
 			}
 			var n int64
-			if n, err = writeWhole(r, w, index.BodyOf(body)); err == nil && n != int64(len(body)) {
+			if n, err = writeWhole(r, w, index.NewBody(splitParts(body, r.URL.Query().Get("parts")))); err == nil && n != int64(len(body)) {
 				err = io.ErrShortWrite
+			}
+			if slices.ContainsFunc(hc.bufs[:cap(hc.bufs)], func(b []byte) bool { return b != nil }) {
+				err = errors.Join(err, errors.New("the connection keeps a part of the body after writing it"))
 			}
 		}
 		results <- err
@@ -256,8 +260,9 @@ func TestHeldConnPipelinedResponsesStayWhole(t *testing.T) {
 }
 
 // TestHeldConnFailedWriteEndsTheConnection: when the writev of a held response fails (its
-// write deadline passed), writeWhole reports it and net/http closes the connection instead
-// of answering the next request on it after a response cut short.
+// write deadline passed), writeWhole reports it, the connection keeps none of the body's
+// parts, and net/http closes the connection instead of answering the next request on it
+// after a response cut short.
 func TestHeldConnFailedWriteEndsTheConnection(t *testing.T) {
 	results := make(chan error, 4)
 	c, err := net.Dial("tcp", serveHeld(t, results))
@@ -265,11 +270,13 @@ func TestHeldConnFailedWriteEndsTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := io.WriteString(c, "GET /?size=65536&fail HTTP/1.1\r\nHost: x\r\n\r\nGET /?size=256 HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "GET /?size=65536&parts=100&fail HTTP/1.1\r\nHost: x\r\n\r\nGET /?size=256 HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-results; err == nil {
 		t.Error("writeWhole past the write deadline reported no error")
+	} else if strings.Contains(err.Error(), "keeps a part") { // a failed writev consumed nothing
+		t.Error(err)
 	}
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // a liveness bound, not a timing assertion
 	if got, err := io.ReadAll(c); err != nil || len(got) != 0 {
