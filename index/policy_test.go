@@ -1,10 +1,12 @@
 package index_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -553,6 +555,51 @@ func TestJoinedDocumentDigest(t *testing.T) {
 		d, err := index.FitKandev(p, h, one, nil)
 		if err != nil || d.Digest != index.Digest(d.Body.Bytes()) {
 			t.Errorf("%s, one entry: Digest is not the digest of the body (%v)", tc.mode, err)
+		}
+	}
+}
+
+// TestSelectionFollowsChangesLikeAFreshSet: a selected index.json built after each of a run
+// of changes (new versions that move an entry's rank, removals, new plugins, a description
+// that changes how many entries fit) has the bytes a Set made anew from the same entries
+// gives: the selection kept between builds, updated by its rank walk instead of a sort,
+// never keeps an entry no longer chosen nor misses one newly chosen.
+func TestSelectionFollowsChangesLikeAFreshSet(t *testing.T) {
+	s := syntheticSnapshot(1500, 60)
+	p := index.Policy{Limit: 96 << 10}
+	h := index.Header{Serial: 1, GeneratedAt: s.GeneratedAt}
+	var entries []*index.Encoded
+	for _, pl := range s.Plugins {
+		e, _ := index.EncodePlugin(pl, p)
+		entries = append(entries, e)
+	}
+	set, _ := index.NewSet(index.OrderDownloads, entries)
+	r := rand.New(rand.NewPCG(3, 4))
+	for step := range 300 {
+		pl := s.Plugins[r.IntN(len(s.Plugins))]
+		switch k := r.IntN(10); {
+		case k < 6: // a new release: its downloads move it up or down the ranks
+			pl.Downloads = int64(r.IntN(2000))
+			pl.Version = fmt.Sprintf("1.%d.0", step)
+		case k < 7:
+			set.Remove(pl.ID)
+			continue
+		case k < 8:
+			pl.ID = fmt.Sprintf("new-%04d", step)
+			pl.Downloads = int64(r.IntN(2000))
+		default: // a longer or shorter description: fewer or more entries fit
+			pl.Description = strings.Repeat("d", r.IntN(400))
+		}
+		e, _ := index.EncodePlugin(pl, p)
+		set.Put(e)
+		got, err := index.FitKandev(p, h, set, nil)
+		if err != nil || got.Mode != index.ModeSelected {
+			t.Fatalf("step %d: mode %s, %v", step, got.Mode, err)
+		}
+		fresh, _ := index.NewSet(index.OrderDownloads, set.ByID())
+		want, _ := index.FitKandev(p, h, fresh, nil)
+		if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) || got.Digest != want.Digest || got.Listed != want.Listed {
+			t.Fatalf("step %d: the kept selection lists %d entries, a fresh set %d; the bytes differ", step, got.Listed, want.Listed)
 		}
 	}
 }
