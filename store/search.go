@@ -322,8 +322,9 @@ func windowCount(ctx context.Context, rd searchReader, src string, args []any) (
 	return n, nil
 }
 
+// windowOf is the first SearchCap+1 rows of src in rowid order, with the columns sort needs.
 func windowOf(ctx context.Context, rd searchReader, dl searchSQL, sort, src string, args []any) ([]searchRow, error) {
-	return searchRows(ctx, rd, "SELECT "+windowCols(dl, sort)+" FROM "+src+" ORDER BY rowid LIMIT ?", append(args, SearchCap+1)...)
+	return searchRows(ctx, rd, dl.window(windowCols(dl, sort), src), append(args, SearchCap+1)...)
 }
 
 // windowCols are searchRowCols for the window's rows, with a constant for each column

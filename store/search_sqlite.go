@@ -29,6 +29,9 @@ type searchSQL interface {
 	// stands for it when the order needs none.
 	score() string
 	noScore() string
+	// window is the query of cols (of a row of a text source, score included) for the
+	// first rows of src in rowid order, as many as its last argument says.
+	window(cols, src string) string
 	// downloads is the downloads column as an integer.
 	downloads() string
 	// keyed is the condition of a text source's row being keyed by one argument (the
@@ -103,6 +106,11 @@ func (ftsSearch) text(words []string, whole bool, category string, lo, hi int64)
 		match += ` AND categories : "` + strings.Join(cw, " ") + `"`
 	}
 	return "search WHERE search MATCH ? AND rowid >= ? AND rowid < ?", []any{match, lo, hi}
+}
+
+// window scores the rows of the match itself: bm25 is an FTS5 function of its cursor.
+func (ftsSearch) window(cols, src string) string {
+	return "SELECT " + cols + " FROM " + src + " ORDER BY rowid LIMIT ?"
 }
 
 func (ftsSearch) score() string     { return "bm25(search, 10.0, 5.0, 1.0, 2.0, 2.0)" }
