@@ -600,12 +600,16 @@ func hasText(q string) bool { return len(ftsWords(q)) > 0 }
 
 // SearchWords bounds the words of one text search: it matches the first SearchWords
 // distinct words of its text (distinct as the index folds them: "Plugin" is "plugin",
-// "café" is "cafe") and ignores the rest, rather than refusing the search. Each word costs
-// its own pass over the index (a one-letter prefix merges every indexed word with that
-// initial; a relevance score counts every match of each word), so a repeated word adds
-// cost and no condition, and a 200-character text of 100 words cost up to 35 times a
-// common word (BenchmarkSearchHostile). The ignored words only widen the matches; a
-// package whose id or name is the whole text is still an exact match and comes first.
+// "café" is "cafe") and ignores the rest, rather than refusing the search (a pasted
+// sentence still finds what its first words say). Each word costs
+// its own pass over the index (a relevance score counts every match of each word; a
+// one-letter prefix, shorter than any prefix index, merges every indexed word of that
+// initial), so a repeated word added cost and no condition: at 50k rows, 100 repeats of a
+// word in every row cost 40 times the word alone, 100 one-letter words 27 times. The
+// costliest text left is SearchWords one-letter prefixes, each of an initial shared by
+// most rows: about 11 times a common word (BenchmarkSearchHostile). The ignored words
+// only widen the matches; a package whose id or name is the whole text is still an exact
+// match and comes first.
 const SearchWords = 8
 
 // searchWords are the words a search matches of text s: each distinct word once, in
@@ -614,7 +618,10 @@ func searchWords(s string) []string {
 	var words []string
 	seen := map[string]bool{}
 	for _, w := range ftsWords(s) {
-		if k := pgFold(w); !seen[k] && len(words) < SearchWords {
+		if len(words) == SearchWords {
+			break
+		}
+		if k := pgFold(w); !seen[k] { // pgFold: the index's folding (search_postgres.go)
 			seen[k] = true
 			words = append(words, w)
 		}
