@@ -102,7 +102,7 @@ func testSearch(t *testing.T, s *suite) {
 func wantInCategory(t *testing.T, reg *registry, category string) []string {
 	t.Helper()
 	var ids []string
-	items := reg.Svc.Catalog().Items
+	items := reg.Svc.Catalog().Items()
 	for _, it := range items {
 		if slices.Contains(it.Categories(), category) {
 			ids = append(ids, it.ID)

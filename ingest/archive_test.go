@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pluginyard/registry/plist"
 	"github.com/pluginyard/registry/store"
 )
 
@@ -122,7 +123,7 @@ func TestViewsListArchivedLast(t *testing.T) {
 	// "aaa" would come first in every order were it active.
 	prev := []*Item{mk("aaa", 100, 0, false), mk("bbb", 5, time.Hour, false), mk("ccc", 1, 2*time.Hour, false)}
 	next := []*Item{mk("aaa", 100, 0, true), prev[1], prev[2]}
-	derived := deriveViews(prev, buildViews(prev), next)
+	derived := deriveViews(plist.Of(prev), buildViews(prev), plist.Of(next))
 	if derived == nil {
 		t.Fatal("views not derived for a one-item change")
 	}

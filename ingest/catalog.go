@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/manifest"
+	"github.com/pluginyard/registry/plist"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify/signature"
 	"github.com/pluginyard/registry/version"
@@ -137,19 +139,46 @@ func (it *Item) Featured() bool {
 
 // Catalog is the in-memory view of what is listed, rebuilt with the documents. A catalog
 // in force is never changed: a change makes a new one that shares the unchanged items.
+//
+// Its items are a plist.List: a publish makes the next catalog by replacing one item, which
+// copies a chunk of the list, not the list (50,000 pointers at 50k plugins).
 type Catalog struct {
-	Items  []*Item // sorted by id
+	items  plist.List[*Item] // sorted by id
 	byFile *fileIDs
 	views  viewsOnce // listing orders and aggregates, computed once per catalog (views.go)
 }
 
+// NewCatalog is a catalog listing items (copied, sorted by id).
+func NewCatalog(items []*Item) *Catalog {
+	sorted := slices.Clone(items)
+	slices.SortStableFunc(sorted, func(a, b *Item) int { return strings.Compare(a.ID, b.ID) })
+	return &Catalog{items: plist.Of(sorted), byFile: newFileIDs()}
+}
+
+// Len is the number of listed packages.
+func (c *Catalog) Len() int { return c.items.Len() }
+
+// All yields the listed packages sorted by id.
+func (c *Catalog) All() iter.Seq[*Item] {
+	return func(yield func(*Item) bool) {
+		for _, it := range c.items.All() {
+			if !yield(it) {
+				return
+			}
+		}
+	}
+}
+
+// Items are the listed packages sorted by id, as a new slice (All iterates without one).
+func (c *Catalog) Items() []*Item { return c.items.Slice() }
+
 // Item returns a listed package by id.
 func (c *Catalog) Item(id string) (*Item, bool) {
-	i, ok := slices.BinarySearchFunc(c.Items, id, func(it *Item, id string) int { return strings.Compare(it.ID, id) })
+	i, ok := c.items.Search(func(it *Item) int { return strings.Compare(it.ID, id) })
 	if !ok {
 		return nil, false
 	}
-	return c.Items[i], true
+	return c.items.At(i), true
 }
 
 // PackageIDForFile maps the id part of a package URL back to the package id.
@@ -461,8 +490,8 @@ func searchDoc(it *Item) store.SearchDoc {
 }
 
 func searchDocs(cat *Catalog) []store.SearchDoc {
-	docs := make([]store.SearchDoc, 0, len(cat.Items))
-	for _, it := range cat.Items {
+	docs := make([]store.SearchDoc, 0, cat.Len())
+	for it := range cat.All() {
 		docs = append(docs, searchDoc(it))
 	}
 	return docs

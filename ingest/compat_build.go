@@ -28,8 +28,8 @@ func (s *Service) buildHostClass(ctx context.Context, docs *Documents, t *relTab
 	if pol.BaseURL == "" {
 		pol.BaseURL = s.cfg.PublicURL
 	}
-	encs := make([]*index.Encoded, 0, len(cat.Items))
-	for _, it := range cat.Items {
+	encs := make([]*index.Encoded, 0, cat.Len())
+	for it := range cat.All() {
 		if it.Kind == "extension" {
 			continue
 		}

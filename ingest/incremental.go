@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/plist"
 	"github.com/pluginyard/registry/store"
 )
 
@@ -148,7 +149,7 @@ func (s *Service) applyLocked(ctx context.Context, ids []string) (err error) {
 	}
 	s.built = nil // until this change is in force: a failure half-way leaves nothing stale
 	cat := s.Catalog()
-	items := slices.Clone(cat.Items)
+	items := cat.items // a new version of the list per change: the one in force is never written
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	for _, id := range ids {
@@ -168,14 +169,14 @@ func (s *Service) applyLocked(ctx context.Context, ids []string) (err error) {
 	if err != nil {
 		return err
 	}
-	return s.install(ctx, b, &Catalog{Items: items, byFile: cat.byFile}, docs, ids)
+	return s.install(ctx, b, &Catalog{items: items, byFile: cat.byFile}, docs, ids)
 }
 
 // applyPackage re-reads package id into b and items (sorted by id).
-func (s *Service) applyPackage(ctx context.Context, b *built, cat *Catalog, items []*Item, id string) ([]*Item, error) {
+func (s *Service) applyPackage(ctx context.Context, b *built, cat *Catalog, items plist.List[*Item], id string) (plist.List[*Item], error) {
 	ps, err := s.loadPackage(ctx, id)
 	if err != nil {
-		return nil, err
+		return items, err
 	}
 	if len(ps.rels) == 0 {
 		delete(b.rels, id)
@@ -191,16 +192,16 @@ func (s *Service) applyPackage(ctx context.Context, b *built, cat *Catalog, item
 	}
 	it, err := s.itemFor(ctx, b.li, id, ps.rels, ps.pkg)
 	if err != nil {
-		return nil, err
+		return items, err
 	}
-	i, found := slices.BinarySearchFunc(items, id, func(it *Item, id string) int { return strings.Compare(it.ID, id) })
+	i, found := items.Search(func(it *Item) int { return strings.Compare(it.ID, id) })
 	switch {
 	case it == nil && found:
-		items = slices.Delete(items, i, i+1)
+		items = items.Delete(i)
 	case it != nil && found:
-		items[i] = it
+		items = items.Set(i, it)
 	case it != nil:
-		items = slices.Insert(items, i, it)
+		items = items.Insert(i, it)
 	}
 	if it == nil {
 		b.plugins.Remove(id)
@@ -211,7 +212,7 @@ func (s *Service) applyPackage(ctx context.Context, b *built, cat *Catalog, item
 	if err != nil {
 		b.plugins.Remove(id) // the built state no longer holds the package, as items does not
 		b.exts.Remove(id)
-		return nil, &limitError{Rule: "index.invalid", Reason: err.Error()}
+		return items, &limitError{Rule: "index.invalid", Reason: err.Error()}
 	}
 	in, other := b.plugins, b.exts
 	if it.Kind == "extension" {

@@ -70,10 +70,10 @@ func TestIncrementalMatchesFullRebuild(t *testing.T) {
 		}
 	}
 	var ids, wantIDs []string
-	for _, it := range s.Catalog().Items {
+	for _, it := range s.Catalog().Items() {
 		ids = append(ids, it.ID+"@"+it.Latest.Version)
 	}
-	for _, it := range fresh.Catalog().Items {
+	for _, it := range fresh.Catalog().Items() {
 		wantIDs = append(wantIDs, it.ID+"@"+it.Latest.Version)
 	}
 	if diff := cmp.Diff(wantIDs, ids); diff != "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/manifest"
+	"github.com/pluginyard/registry/plist"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/version"
 )
@@ -324,13 +326,16 @@ func (s *Service) catalogOf(ctx context.Context, docs *Documents) *Catalog {
 			chosen[r.PackageID] = r
 		}
 	}
+	var items []*Item
 	for _, it := range s.listedItemsOf(s.List(), chosen, pkgs, downloads) {
 		if err := s.fillItem(ctx, it); err != nil {
 			s.log.Error("release left out of the pages", "id", it.ID, "version", it.Latest.Version, "err", err)
 			continue
 		}
-		cat.Items = append(cat.Items, it)
+		items = append(items, it)
 	}
+	slices.SortFunc(items, func(a, b *Item) int { return strings.Compare(a.ID, b.ID) })
+	cat.items = plist.Of(items)
 	return cat
 }
 

@@ -61,7 +61,13 @@ func MustStore(tb testing.TB, dir string) *store.Store {
 
 func helloPackage(tb testing.TB, version, description string) []byte {
 	tb.Helper()
-	manifest := "id: acme-hello\napi_version: 2\nversion: \"" + version + "\"\ndisplay_name: Hello\ndescription: " + description +
+	return idPackage(tb, "acme-hello", version, description)
+}
+
+// idPackage is helloPackage's package with another id.
+func idPackage(tb testing.TB, id, version, description string) []byte {
+	tb.Helper()
+	manifest := "id: " + id + "\napi_version: 2\nversion: \"" + version + "\"\ndisplay_name: Hello\ndescription: " + description +
 		"\nauthor: Acme\ncategories: [tools]\nruntime:\n  type: binary\n  executables:\n    linux-amd64: server/plugin-linux-amd64\n"
 	fsys := fstest.MapFS{
 		"manifest.yaml":             {Data: []byte(manifest)},
@@ -157,7 +163,7 @@ func TestServeLastGoodAfterRefusedRebuild(t *testing.T) {
 		t.Errorf("refusal = %+v, want the cap and what is served instead", r)
 	}
 	if it, ok := svc.Catalog().Item("acme-hello"); !ok || it.Latest.Version != "1.0.0" {
-		t.Errorf("catalog does not list the served acme-hello@1.0.0: %+v", svc.Catalog().Items)
+		t.Errorf("catalog does not list the served acme-hello@1.0.0: %+v", svc.Catalog().Items())
 	}
 	if _, ok := svc.Catalog().PackageIDForFile("acme-hello"); !ok {
 		t.Error("the served release is not downloadable through the catalog")

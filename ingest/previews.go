@@ -374,7 +374,7 @@ func indexListed(cat *Catalog, recs *map[string]*store.Preview) *listedPreviews 
 	if recs == nil {
 		return l
 	}
-	for _, it := range cat.Items {
+	for it := range cat.All() {
 		if it.Entry == nil {
 			continue
 		}

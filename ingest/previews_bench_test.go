@@ -16,7 +16,7 @@ import (
 func BenchmarkListedPreview(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		s := &Service{previews: &previewJob{}}
-		cat := &Catalog{byFile: newFileIDs()}
+		var items []*Item
 		recs := map[string]*store.Preview{}
 		for i := range n {
 			e := &index.Entry{ID: "p" + strconv.Itoa(i)}
@@ -25,8 +25,9 @@ func BenchmarkListedPreview(b *testing.B) {
 				e.Previews = append(e.Previews, index.Preview{URL: u, Alt: "A"})
 				recs[u] = &store.Preview{URL: u, SHA256: fmt.Sprintf("%064x", 2*i+j), ContentType: "image/png", Size: 1}
 			}
-			cat.Items = append(cat.Items, &Item{ID: e.ID, Entry: e})
+			items = append(items, &Item{ID: e.ID, Entry: e})
 		}
+		cat := NewCatalog(items)
 		s.catalog.Store(cat)
 		s.previews.records.Store(&recs)
 		b.Run("index/"+strconv.Itoa(n), func(b *testing.B) {

@@ -135,14 +135,14 @@ func TestSetListInForceOnlyAfterItsBuild(t *testing.T) {
 	if ruleOf(err) != "index.shrink" || !strings.Contains(err.Error(), "shrink") {
 		t.Fatalf("SetList = %v, want the shrink guard's refusal", err)
 	}
-	if s.List() != l || s.Documents() != before || len(s.Catalog().Items) != len(l.Plugins) {
-		t.Errorf("a refused list was put in force: %d plugins listed, %d items", len(s.List().Plugins), len(s.Catalog().Items))
+	if s.List() != l || s.Documents() != before || len(s.Catalog().Items()) != len(l.Plugins) {
+		t.Errorf("a refused list was put in force: %d plugins listed, %d items", len(s.List().Plugins), len(s.Catalog().Items()))
 	}
 	if err := s.ForceRebuild(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if s.List() != small || len(s.Catalog().Items) != 1 {
-		t.Errorf("after ForceRebuild: %d plugins listed, %d items, want 1", len(s.List().Plugins), len(s.Catalog().Items))
+	if s.List() != small || len(s.Catalog().Items()) != 1 {
+		t.Errorf("after ForceRebuild: %d plugins listed, %d items, want 1", len(s.List().Plugins), len(s.Catalog().Items()))
 	}
 }
 

@@ -47,7 +47,7 @@ func exposed(t *testing.T, s *Service) exposure {
 	for _, it := range items {
 		e.Listing = append(e.Listing, it.ID)
 	}
-	for _, it := range s.Catalog().Items {
+	for _, it := range s.Catalog().Items() {
 		e.Catalog = append(e.Catalog, it.ID)
 	}
 	doc, err := s.PackageIndexByFile(ctx, "acme-hello")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/plist"
 	"github.com/pluginyard/registry/store"
 )
 
@@ -54,6 +55,7 @@ func (e *limitError) Error() string { return e.Reason }
 func (s *Service) build(ctx context.Context, st *state, force bool) (*built, *Catalog, *Documents, error) {
 	b := newBuilt(st, s.cfg.Policy)
 	cat := &Catalog{byFile: newFileIDs()}
+	var items []*Item
 	ids := make([]string, 0, len(b.rels))
 	for id := range b.rels {
 		cat.byFile.add(id)
@@ -73,13 +75,14 @@ func (s *Service) build(ctx context.Context, st *state, force bool) (*built, *Ca
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		cat.Items = append(cat.Items, it)
+		items = append(items, it)
 		if it.Kind == "extension" {
 			exts = append(exts, enc)
 		} else {
 			plugins = append(plugins, enc)
 		}
 	}
+	cat.items = plist.Of(items) // ids is sorted: so are items
 	var err error
 	if b.plugins, err = index.NewSet(b.policy.Order, plugins); err != nil {
 		return nil, nil, nil, &limitError{Rule: "index.invalid", Reason: err.Error()}

@@ -58,10 +58,10 @@ func (c *Catalog) Views() *Views {
 	c.views.once.Do(func() {
 		var v *Views
 		if b := c.views.basis.Swap(nil); b != nil {
-			v = deriveViews(b.Items, b.views.v, c.Items)
+			v = deriveViews(b.items, b.views.v, c.items)
 		}
 		if v == nil {
-			v = buildViews(c.Items)
+			v = buildViews(c.Items())
 		}
 		c.views.v = v
 		c.views.ready.Store(true)

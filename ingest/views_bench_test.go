@@ -14,7 +14,7 @@ import (
 // page view after a change pays.
 func BenchmarkViews(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
-		items := viewsCatalog(n).Items
+		items := viewsCatalog(n).Items()
 		b.Run(fmt.Sprintf("built/items=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				// a catalog whose items all differ from the last one's: no derivation
@@ -23,18 +23,18 @@ func BenchmarkViews(b *testing.B) {
 					c := *it
 					fresh[j] = &c
 				}
-				(&ingest.Catalog{Items: fresh}).Views()
+				ingest.NewCatalog(fresh).Views()
 			}
 		})
 		b.Run(fmt.Sprintf("one-changed/items=%d", n), func(b *testing.B) {
-			(&ingest.Catalog{Items: items}).Views()
+			ingest.NewCatalog(items).Views()
 			cur := items
 			for i := 0; b.Loop(); i++ {
 				next := slices.Clone(cur)
 				c := *next[i%n]
 				c.Downloads += 7
 				next[i%n] = &c
-				(&ingest.Catalog{Items: next}).Views()
+				ingest.NewCatalog(next).Views()
 				cur = next
 			}
 		})

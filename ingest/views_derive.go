@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/pluginyard/registry/plist"
 )
 
 // maxDerived is the share of a catalogue past which changed items are built anew rather
@@ -19,35 +21,53 @@ type itemDiff struct {
 	added []*Item
 }
 
-func diffItems(prev, next []*Item) itemDiff {
+// The two lists share most of their chunks (plist): where both walks stand at the start of
+// a chunk they share, the chunk is skipped whole, so a publish's catalogue is compared with
+// the last in the chunks that changed, not item by item.
+func diffItems(prev, next plist.List[*Item]) itemDiff {
 	d := itemDiff{gone: map[*Item]bool{}}
-	i, j := 0, 0
-	for i < len(prev) || j < len(next) {
-		switch {
-		case j == len(next) || (i < len(prev) && prev[i].ID < next[j].ID):
-			d.gone[prev[i]] = true
-			i++
-		case i == len(prev) || next[j].ID < prev[i].ID:
-			d.added = append(d.added, next[j])
-			j++
-		default:
-			if prev[i] != next[j] {
-				d.gone[prev[i]] = true
-				d.added = append(d.added, next[j])
-			}
+	pc, nc := prev.Chunks(), next.Chunks()
+	var a, b []*Item // what is left of the current chunk of each
+	i, j := 0, 0     // the next chunk of each
+	for {
+		for len(a) == 0 && len(b) == 0 && i < len(pc) && j < len(nc) && sameChunk(pc[i], nc[j]) {
 			i, j = i+1, j+1
 		}
+		if len(a) == 0 && i < len(pc) {
+			a, i = pc[i], i+1
+		}
+		if len(b) == 0 && j < len(nc) {
+			b, j = nc[j], j+1
+		}
+		switch {
+		case len(a) == 0 && len(b) == 0:
+			return d
+		case len(b) == 0 || (len(a) > 0 && a[0].ID < b[0].ID):
+			d.gone[a[0]] = true
+			a = a[1:]
+		case len(a) == 0 || b[0].ID < a[0].ID:
+			d.added = append(d.added, b[0])
+			b = b[1:]
+		default:
+			if a[0] != b[0] {
+				d.gone[a[0]] = true
+				d.added = append(d.added, b[0])
+			}
+			a, b = a[1:], b[1:]
+		}
 	}
-	return d
 }
+
+// sameChunk reports whether x and y are the same chunk (not only equal items).
+func sameChunk(x, y []*Item) bool { return len(x) == len(y) && len(x) > 0 && &x[0] == &y[0] }
 
 // deriveViews are the views of next computed from prev, the views of prevItems: the lists
 // an item gone or added is in drop and take it in place (binary searches and copies, no
 // sort); the others are shared; counts, featured and publishers, which need no sort, are
 // counted again. nil when too much differs.
-func deriveViews(prevItems []*Item, prev *Views, next []*Item) *Views {
+func deriveViews(prevItems plist.List[*Item], prev *Views, next plist.List[*Item]) *Views {
 	d := diffItems(prevItems, next)
-	if max(len(d.gone), len(d.added)) > len(next)/maxDerived+1 {
+	if max(len(d.gone), len(d.added)) > next.Len()/maxDerived+1 {
 		return nil
 	}
 	v := &Views{lists: make(map[viewKey]*viewOrders, len(prev.lists)), counts: map[string]map[string]int{},

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/plist"
 )
 
 // deriveItem is a catalog item with the fields views read.
@@ -67,34 +68,41 @@ func idsOf(items []*Item) []string {
 }
 
 // TestDeriveViewsEqualsBuild: views derived from the previous catalog's, after a few
-// items are replaced, removed or added, answer exactly what views built anew answer.
+// items are replaced, removed or added (as a publish changes the catalogue's list: a new
+// version sharing every chunk but the changed ones), answer exactly what views built anew
+// answer, for catalogues of one chunk and of many.
 func TestDeriveViewsEqualsBuild(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
 		n := 20 + r.IntN(60)
+		if round%4 == 0 {
+			n = 600 + r.IntN(1500) // several chunks: the walk skips the shared ones
+		}
 		prev := make([]*Item, 0, n)
 		for i := range n {
-			prev = append(prev, deriveItem(r, fmt.Sprintf("p%03d", i*2)))
+			prev = append(prev, deriveItem(r, fmt.Sprintf("p%04d", i*2)))
 		}
 		pv := buildViews(prev)
-		next := slices.Clone(prev)
+		prevL := plist.Of(prev)
+		next := prevL
 		for range 1 + r.IntN(3) {
-			switch i := r.IntN(len(next)); r.IntN(3) {
+			switch i := r.IntN(next.Len()); r.IntN(3) {
 			case 0: // replaced: same id, new fields
-				next[i] = deriveItem(r, next[i].ID)
+				next = next.Set(i, deriveItem(r, next.At(i).ID))
 			case 1: // removed
-				next = slices.Delete(next, i, i+1)
+				next = next.Delete(i)
 			default: // added, between two ids
-				next = append(next, deriveItem(r, fmt.Sprintf("p%03d", r.IntN(n)*2+1)))
+				id := fmt.Sprintf("p%04d", r.IntN(n)*2+1)
+				if j, found := next.Search(func(it *Item) int { return strings.Compare(it.ID, id) }); !found {
+					next = next.Insert(j, deriveItem(r, id))
+				}
 			}
 		}
-		slices.SortFunc(next, func(a, b *Item) int { return strings.Compare(a.ID, b.ID) })
-		next = slices.CompactFunc(next, func(a, b *Item) bool { return a.ID == b.ID })
-		dv := deriveViews(prev, pv, next)
+		dv := deriveViews(prevL, pv, next)
 		if dv == nil {
 			t.Fatalf("round %d: a change of a few items was not derived", round)
 		}
-		if diff := cmp.Diff(viewsDump(buildViews(next)), viewsDump(dv)); diff != "" {
+		if diff := cmp.Diff(viewsDump(buildViews(next.Slice())), viewsDump(dv)); diff != "" {
 			t.Fatalf("round %d: derived views differ from built ones (-built +derived):\n%s", round, diff)
 		}
 		if diff := cmp.Diff(viewsDump(buildViews(prev)), viewsDump(pv)); diff != "" {
@@ -111,7 +119,7 @@ func TestDeriveViewsRefusesLargeChanges(t *testing.T) {
 		prev = append(prev, deriveItem(r, fmt.Sprintf("p%03d", i)))
 		next = append(next, deriveItem(r, fmt.Sprintf("p%03d", i)))
 	}
-	if deriveViews(prev, buildViews(prev), next) != nil {
+	if deriveViews(plist.Of(prev), buildViews(prev), plist.Of(next)) != nil {
 		t.Error("every item replaced, and the views were derived")
 	}
 }
@@ -125,15 +133,15 @@ func TestCatalogViewsBasis(t *testing.T) {
 	for i := range 200 {
 		items = append(items, deriveItem(r, fmt.Sprintf("p%03d", i)))
 	}
-	c1 := &Catalog{Items: items}
+	c1 := NewCatalog(items)
 	v1 := c1.Views()
 	next := slices.Clone(items)
 	next[7] = deriveItem(r, next[7].ID)
-	c2 := &Catalog{Items: next} // never asked for its views
+	c2 := NewCatalog(next) // never asked for its views
 	c2.views.basis.Store(viewsBasis(c1))
 	last := slices.Clone(next)
 	last[9] = deriveItem(r, last[9].ID)
-	c3 := &Catalog{Items: last}
+	c3 := NewCatalog(last)
 	c3.views.basis.Store(viewsBasis(c2))
 	if got := c3.views.basis.Load(); got != c1 {
 		t.Fatalf("the basis after a catalog without views is %p, want the one before it (%p)", got, c1)
@@ -168,7 +176,7 @@ func TestPublishCatalogViewsBasis(t *testing.T) {
 	if after == before || after.views.basis.Load() != before {
 		t.Fatalf("the catalog after a publish has basis %p, want the one before (%p)", after.views.basis.Load(), before)
 	}
-	if diff := cmp.Diff(viewsDump(buildViews(after.Items)), viewsDump(after.Views())); diff != "" {
+	if diff := cmp.Diff(viewsDump(buildViews(after.Items())), viewsDump(after.Views())); diff != "" {
 		t.Errorf("views after a publish (-built +derived):\n%s", diff)
 	}
 }

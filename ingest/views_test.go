@@ -21,7 +21,7 @@ func viewsCatalog(n int) *ingest.Catalog {
 	kinds := []string{"plugin", "canvas", "extension"}
 	cats := []string{"tools", "connector", "automation", "analytics"}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	cat := &ingest.Catalog{}
+	var items []*ingest.Item
 	for i := range n {
 		it := &ingest.Item{ID: fmt.Sprintf("p%05d", i), Kind: kinds[i%3], Downloads: int64(i % 5), UpdatedAt: base.Add(time.Duration(i%4) * time.Hour)}
 		c := []string{cats[i%4]}
@@ -34,9 +34,9 @@ func viewsCatalog(n int) *ingest.Catalog {
 		} else {
 			it.Entry = &index.Entry{ID: it.ID, Repo: repo, Kind: it.Kind, Categories: c, Featured: i%7 == 0, Owners: owners}
 		}
-		cat.Items = append(cat.Items, it)
+		items = append(items, it)
 	}
-	return cat
+	return ingest.NewCatalog(items)
 }
 
 func ids(items []*ingest.Item) []string {
@@ -50,7 +50,7 @@ func ids(items []*ingest.Item) []string {
 // bruteList filters and sorts every item, as the search table did per request.
 func bruteList(cat *ingest.Catalog, kind, category, sort string) []string {
 	var out []*ingest.Item
-	for _, it := range cat.Items {
+	for it := range cat.All() {
 		if (kind == "" || it.Kind == kind) && (category == "" || slices.Contains(it.Categories(), category)) {
 			out = append(out, it)
 		}
@@ -108,7 +108,7 @@ func TestViewsCategoryCountsEqualBruteForce(t *testing.T) {
 	cat := viewsCatalog(60)
 	for _, kind := range []string{"", "plugin", "canvas", "extension"} {
 		want := map[string]int{}
-		for _, it := range cat.Items {
+		for it := range cat.All() {
 			if kind != "" && it.Kind != kind {
 				continue
 			}
@@ -133,7 +133,7 @@ func TestViewsFeaturedAndPublishers(t *testing.T) {
 	v := cat.Views()
 	for _, kind := range []string{"", "plugin", "canvas", "extension"} {
 		var want []string
-		for _, it := range cat.Items {
+		for it := range cat.All() {
 			if it.Featured() && (kind == "" || it.Kind == kind) {
 				want = append(want, it.ID)
 			}

@@ -75,6 +75,10 @@ func (l List[T]) All() iter.Seq2[int, T] {
 	}
 }
 
+// Chunks are the list's chunks, in order (shared with other lists: never write them). Two
+// lists share a chunk when it is the same slice: the same elements, unchanged between them.
+func (l List[T]) Chunks() [][]T { return l.chunks }
+
 // Slice is the elements as a new slice.
 func (l List[T]) Slice() []T {
 	out := make([]T, 0, l.n)

@@ -14,11 +14,12 @@ import (
 // request does, for a hit in the middle and a miss.
 func BenchmarkListedIcon(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
-		cat := &ingest.Catalog{}
+		var items []*ingest.Item
 		for i := range n {
-			cat.Items = append(cat.Items, &ingest.Item{ID: "p" + strconv.Itoa(i),
+			items = append(items, &ingest.Item{ID: "p" + strconv.Itoa(i),
 				Latest: &store.Release{IconSHA256: fmt.Sprintf("%064x", i), IconType: "image/png"}})
 		}
+		cat := ingest.NewCatalog(items)
 		for name, sha := range map[string]string{"hit": fmt.Sprintf("%064x", n/2), "miss": fmt.Sprintf("%064x", n+1)} {
 			b.Run(name+"/"+strconv.Itoa(n), func(b *testing.B) {
 				for b.Loop() {
@@ -33,12 +34,12 @@ func BenchmarkListedIcon(b *testing.B) {
 
 func TestListedIconAllowList(t *testing.T) {
 	sha := func(i int) string { return fmt.Sprintf("%064x", i) }
-	cat := &ingest.Catalog{Items: []*ingest.Item{
+	cat := ingest.NewCatalog([]*ingest.Item{
 		{ID: "png", Latest: &store.Release{IconSHA256: sha(1), IconType: "image/png"}},
 		{ID: "gif", Latest: &store.Release{IconSHA256: sha(2), IconType: "image/gif"}},
 		{ID: "untyped", Latest: &store.Release{IconSHA256: sha(3)}},
 		{ID: "tarball", Latest: &store.Release{SHA256: sha(4)}},
-	}}
+	})
 	tests := []struct {
 		sha  string
 		want string // the item id, "" for none
@@ -53,7 +54,8 @@ func TestListedIconAllowList(t *testing.T) {
 	for _, tt := range tests {
 		got := ""
 		if r := listedIcon(cat, tt.sha); r != nil {
-			got = cat.Items[slices.IndexFunc(cat.Items, func(it *ingest.Item) bool { return it.Latest == r })].ID
+			items := cat.Items()
+			got = items[slices.IndexFunc(items, func(it *ingest.Item) bool { return it.Latest == r })].ID
 		}
 		if got != tt.want {
 			t.Errorf("listedIcon(%q) = %q, want %q", tt.sha, got, tt.want)

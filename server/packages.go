@@ -152,7 +152,7 @@ func listedIcon(cat *ingest.Catalog, sha string) *store.Release {
 	if len(sha) != 64 {
 		return nil
 	}
-	for _, it := range cat.Items {
+	for it := range cat.All() {
 		if r := it.Latest; r != nil && r.IconSHA256 == sha && iconExts[r.IconType] != nil {
 			return r
 		}
