@@ -328,7 +328,15 @@ func nonNil[T any](xs []T) []T {
 // marshal renders v as compact JSON without HTML escaping (the documents are served as
 // application/json, and URLs with '&' stay readable) and without a trailing newline.
 func marshal(v any) ([]byte, error) {
+	seg, err := marshalSegment(v)
+	return seg[min(len(seg), 1):], err
+}
+
+// marshalSegment is "," + marshal(v) (form.seg), made in one buffer: a start encodes every
+// entry, and copying each behind a comma would copy the catalogue once more.
+func marshalSegment(v any) ([]byte, error) {
 	var buf bytes.Buffer
+	buf.WriteByte(',')
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {

@@ -378,8 +378,12 @@ type form struct {
 	sums   []byte
 }
 
-func newForm(b []byte) *form {
-	return &form{seg: withComma(b), object: len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'}
+func newForm(b []byte) *form { return formOfSegment(withComma(b)) }
+
+// formOfSegment is the form whose seg is seg ("," + the form's bytes), kept.
+func formOfSegment(seg []byte) *form {
+	b := seg[1:]
+	return &form{seg: seg, object: len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'}
 }
 
 // chunkSums are the chunk digests of seg.

@@ -19,7 +19,7 @@ func EncodePlugin(pl Plugin, p Policy) (*Encoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	full, err := marshal(e)
+	full, err := marshalSegment(e)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %w", pl.ID, err)
 	}
@@ -29,7 +29,7 @@ func EncodePlugin(pl Plugin, p Policy) (*Encoded, error) {
 	if p.BaseURL != "" {
 		c.DetailsURL = p.BaseURL + "/api/v1/index/" + e.ID + ".json"
 	}
-	compact, err := marshal(c)
+	compact, err := marshalSegment(c)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %w", pl.ID, err)
 	}
@@ -49,22 +49,23 @@ func EncodeExtension(x Extension, p Policy) (*Encoded, error) {
 		Launch: x.Launch, PackageURL: x.PackageURL, PackageSHA256: nullable(x.PackageSHA256),
 		RepoURL: x.RepoURL, Signature: signatureOf(x.Signature), UpdatedAt: nullableTime(x.UpdatedAt),
 	}
-	full, err := marshal(e)
+	full, err := marshalSegment(e)
 	if err != nil {
 		return nil, fmt.Errorf("extension %q: %w", x.Name, err)
 	}
 	e.Description, e.Signature = TruncateRunes(e.Description, p.descriptionMax()), nil
-	compact, err := marshal(e)
+	compact, err := marshalSegment(e)
 	if err != nil {
 		return nil, fmt.Errorf("extension %q: %w", x.Name, err)
 	}
 	return newEncoded(&Encoded{ID: x.Name, UpdatedAt: x.UpdatedAt}, full, compact), nil
 }
 
-// newEncoded sets e's two forms (Full, Compact) and what documents need of each (form),
-// the forms sharing their segments' bytes, and returns e.
-func newEncoded(e *Encoded, full, compact []byte) *Encoded {
-	ff, cf := newForm(full), newForm(compact)
+// newEncoded sets e's two forms (Full, Compact) from their segments ("," + each form, as
+// marshalSegment makes them) and what documents need of each (form), the forms sharing
+// the segments' bytes, and returns e.
+func newEncoded(e *Encoded, fullSeg, compactSeg []byte) *Encoded {
+	ff, cf := formOfSegment(fullSeg), formOfSegment(compactSeg)
 	e.Full, e.Compact = ff.seg[1:], cf.seg[1:]
 	e.fullForm.Store(ff)
 	e.compactForm.Store(cf)
