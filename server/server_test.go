@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/store"
 )
 
 type published struct {
@@ -337,4 +339,25 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 			t.Errorf("route %s %s: method missing from openapi.json", rt.Method, p)
 		}
 	}
+}
+
+// TestOpenAPISaysTheSearchWordCap: the search's q parameter names how many words a search
+// matches (store.SearchWords), so the document follows the cap.
+func TestOpenAPISaysTheSearchWordCap(t *testing.T) {
+	e := newEnv(t, "")
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct{ Name, Description string } `json:"parameters"`
+		} `json:"paths"`
+	}
+	e.get("/api/v1/openapi.json").json(t, &doc)
+	for _, p := range doc.Paths["/api/v1/plugins"]["get"].Parameters {
+		if p.Name == "q" {
+			if want := fmt.Sprintf("first %d distinct words", store.SearchWords); !strings.Contains(p.Description, want) {
+				t.Errorf("q is described as %q, want it to say %q", p.Description, want)
+			}
+			return
+		}
+	}
+	t.Error("GET /api/v1/plugins documents no q parameter")
 }
