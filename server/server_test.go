@@ -346,12 +346,16 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 func TestOpenAPISaysTheSearchWordCap(t *testing.T) {
 	e := newEnv(t, "")
 	var doc struct {
-		Paths map[string]map[string]struct {
-			Parameters []struct{ Name, Description string } `json:"parameters"`
-		} `json:"paths"`
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
 	}
 	e.get("/api/v1/openapi.json").json(t, &doc)
-	for _, p := range doc.Paths["/api/v1/plugins"]["get"].Parameters {
+	var op struct {
+		Parameters []struct{ Name, Description string } `json:"parameters"`
+	}
+	if err := json.Unmarshal(doc.Paths["/api/v1/plugins"]["get"], &op); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range op.Parameters {
 		if p.Name == "q" {
 			if want := fmt.Sprintf("first %d distinct words", store.SearchWords); !strings.Contains(p.Description, want) {
 				t.Errorf("q is described as %q, want it to say %q", p.Description, want)
