@@ -17,7 +17,7 @@ import (
 // seedCatalogue stores n listed plugins directly (no verification: the store as a
 // registry of that size has it, cards included) and returns the list naming them and
 // acme-hello, which benchmarks publish.
-func seedCatalogue(b *testing.B, st *store.Store, n int) *index.List {
+func seedCatalogue(b testing.TB, st *store.Store, n int) *index.List {
 	b.Helper()
 	ctx := context.Background()
 	l := &index.List{Plugins: []index.Entry{{ID: "acme-hello", Repo: "acme/kandev-plugin-hello", Kind: index.KindPlugin, Owners: []string{"acme"}}}}
