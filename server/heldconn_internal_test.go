@@ -49,6 +49,9 @@ func TestHeldConnSendsResponseInOneWrite(t *testing.T) {
 			if slices.ContainsFunc(hc.bufs[:cap(hc.bufs)], func(b []byte) bool { return b != nil }) {
 				t.Error("the connection keeps a part of the body after writing it")
 			}
+			if cap(hc.bufs) > iovMax {
+				t.Errorf("the connection keeps a writev list of %d parts, want at most %d (iovMax)", cap(hc.bufs), iovMax)
+			}
 		}
 		sends <- hc.sends - before
 	})}
