@@ -603,3 +603,114 @@ func TestSelectionFollowsChangesLikeAFreshSet(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinedDigestOfOddEntries: a document's Digest, made from its entries' kept chunk
+// digests, is the digest of its bytes whatever the entries hold: two entries only (no
+// middle one), entries whose strings hold "},{" at their very start and end, empty objects,
+// entries that are not objects among objects (first, middle, last), entries kept behind a
+// comma (EncodePlugin) or not (an Encoded made by hand), in full and compact documents.
+func TestJoinedDigestOfOddEntries(t *testing.T) {
+	h := index.Header{Serial: 1, GeneratedAt: time.Date(2026, 9, 18, 6, 0, 0, 0, time.UTC)}
+	pad := strings.Repeat("f", 600) // a full form longer than a compact one and the partial object
+	obj := func(id, s string) *index.Encoded {
+		full := []byte(`{"id":"` + id + `","d":"` + s + `","more":"},{` + pad + `"}`)
+		return &index.Encoded{ID: id, Full: full, Compact: []byte(`{"id":"` + id + `","d":"` + s + `"}`)}
+	}
+	raw := func(id, b string) *index.Encoded { // its full form as long as an obj's
+		return &index.Encoded{ID: id, Full: []byte(b + strings.Repeat(" ", len(pad))), Compact: []byte(b)}
+	}
+	pl := index.Plugin{ID: "enc", Version: "1.0.0", Description: strings.Repeat("},{", 300), Author: "},{", APIVersion: 2,
+		RepoURL: "https://e.example/},{", PackageURL: "https://e.example/p.tar.gz", PackageSHA256: strings.Repeat("ab", 32)}
+	enc, err := index.EncodePlugin(pl, index.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		entries []*index.Encoded
+	}{
+		{"two objects", []*index.Encoded{obj("a", "x"), obj("b", "y")}},
+		{"two with },{ at their ends", []*index.Encoded{obj("a", "},{"), obj("b", "},{},{")}},
+		{"three with },{ everywhere", []*index.Encoded{obj("a", "},{},{"), obj("b", "},{"), obj("c", "{},{}")}},
+		{"empty objects", []*index.Encoded{raw("a", "{}"), raw("b", "{}"), obj("c", "")}},
+		{"a non-object first", []*index.Encoded{raw("a", "[{}]"), obj("b", "x"), obj("c", "y")}},
+		{"a non-object in the middle", []*index.Encoded{obj("a", "x"), raw("b", "7"), obj("c", "y")}},
+		{"one opening like an object", []*index.Encoded{obj("a", "x"), raw("b", "{7"), obj("c", "y")}},
+		{"a non-object last", []*index.Encoded{obj("a", "x"), obj("b", "y"), raw("c", `"},{"`)}},
+		{"encoded and made by hand", []*index.Encoded{obj("a", "},{"), enc, obj("f", "},{")}},
+		{"one encoded", []*index.Encoded{enc}},
+	}
+	for _, tt := range tests {
+		set, err := index.NewSet(index.OrderDownloads, tt.entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, _ := index.FitKandev(index.Policy{Limit: 1 << 30}, h, set, nil)
+		compact, _ := index.FitKandev(index.Policy{Limit: full.Body.Len() - 1}, h, set, nil)
+		for _, d := range []index.Doc{full, compact} {
+			if d.Digest != index.Digest(d.Body.Bytes()) || d.Listed != len(tt.entries) {
+				t.Errorf("%s, %s: Digest is not the digest of the body (%d entries listed)", tt.name, d.Mode, d.Listed)
+			}
+		}
+		if full.Mode != index.ModeFull || compact.Mode != index.ModeCompact {
+			t.Errorf("%s: modes %s and %s", tt.name, full.Mode, compact.Mode)
+		}
+	}
+}
+
+// TestSelectionEdgeChanges: the kept selection gives a fresh set's bytes after changes a
+// rank walk could get wrong: an entry replaced by one with the same id and rank keys (only
+// its bytes differ), entries tied in downloads (ranked by id), two chosen entries trading
+// places, the first entry sinking out of the choice, an entry that shrinks so that more fit
+// and one that grows so that fewer do, and every entry replaced at once.
+func TestSelectionEdgeChanges(t *testing.T) {
+	h := index.Header{Serial: 1, GeneratedAt: time.Date(2026, 9, 18, 6, 0, 0, 0, time.UTC)}
+	mk := func(i int, downloads int64, desc int) *index.Encoded {
+		id := fmt.Sprintf("p%03d", i)
+		c := []byte(`{"id":"` + id + `","d":"` + strings.Repeat("c", desc) + `"}`)
+		return &index.Encoded{ID: id, Downloads: downloads, Full: bytes.Repeat([]byte("f"), 500), Compact: c}
+	}
+	var entries []*index.Encoded
+	for i := range 80 {
+		entries = append(entries, mk(i, int64(i%5), 40)) // 16 entries tied at each count
+	}
+	set, _ := index.NewSet(index.OrderDownloads, entries)
+	full, _ := index.FitKandev(index.Policy{Limit: 1 << 30}, h, set, nil)
+	compact, _ := index.FitKandev(index.Policy{Limit: full.Body.Len() - 1}, h, set, nil)
+	p := index.Policy{Limit: compact.Body.Len() * 2 / 3}
+	steps := []struct {
+		name string
+		put  []*index.Encoded
+	}{
+		{"first build", nil},
+		{"same id and rank keys, other bytes", []*index.Encoded{mk(74, 4, 41)}},
+		{"a tie broken by a download", []*index.Encoded{mk(4, 5, 40)}},
+		{"two trade places", []*index.Encoded{mk(9, 0, 40), mk(3, 9, 40)}},
+		{"the first sinks out", []*index.Encoded{mk(3, -1, 40)}},
+		{"a chosen entry shrinks: more fit", []*index.Encoded{mk(14, 4, 0)}},
+		{"a chosen entry grows: fewer fit", []*index.Encoded{mk(19, 4, 600)}},
+		{"an unchosen entry rises to the top", []*index.Encoded{mk(0, 100, 40)}},
+	}
+	var all []*index.Encoded
+	for i := range 80 {
+		all = append(all, mk(i, int64(80-i), 30))
+	}
+	steps = append(steps, struct {
+		name string
+		put  []*index.Encoded
+	}{"every entry replaced, the order reversed", all})
+	for _, st := range steps {
+		for _, e := range st.put {
+			set.Put(e)
+		}
+		got, err := index.FitKandev(p, h, set, nil)
+		fresh, _ := index.NewSet(index.OrderDownloads, set.ByID())
+		want, _ := index.FitKandev(p, h, fresh, nil)
+		if err != nil || got.Mode != index.ModeSelected {
+			t.Fatalf("%s: mode %s, %v", st.name, got.Mode, err)
+		}
+		if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) || got.Digest != want.Digest {
+			t.Fatalf("%s: the kept selection lists %d entries, a fresh set %d; the bytes differ", st.name, got.Listed, want.Listed)
+		}
+	}
+}
