@@ -149,7 +149,7 @@ func (l List[T]) Insert(i int, v T) List[T] {
 		return out
 	}
 	half := len(c) / 2
-	first, second := c[:half:half], append([]T(nil), c[half:]...)
+	first, second := c[:half:half], c[half:] // c is new and chunks are never written: no copy
 	out := List[T]{n: l.n + 1, chunks: make([][]T, 0, len(l.chunks)+1)}
 	out.chunks = append(append(append(out.chunks, l.chunks[:k]...), first, second), l.chunks[k+1:]...)
 	out.starts = make([]int, len(out.chunks))
