@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -99,27 +100,17 @@ func BenchmarkListSet(b *testing.B) {
 			items[i] = new(int)
 		}
 		l := Of(items)
-		b.Run("list/n="+itoa(n), func(b *testing.B) {
+		b.Run("list/n="+strconv.Itoa(n), func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				l = l.Set(i%n, items[0])
 			}
 		})
-		b.Run("slice-clone/n="+itoa(n), func(b *testing.B) {
+		b.Run("slice-clone/n="+strconv.Itoa(n), func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				c := slices.Clone(items)
 				c[i%n] = items[0]
 				items = c
 			}
 		})
-	}
-}
-
-func itoa(n int) string {
-	var b []byte
-	for {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		if n /= 10; n == 0 {
-			return string(b)
-		}
 	}
 }
