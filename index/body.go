@@ -109,12 +109,12 @@ func (r *BodyReader) locate() {
 	r.seek = false
 	rest := r.off
 	for r.part = 0; r.part < len(r.b.parts); r.part++ {
-		if l := int64(len(r.b.parts[r.part])); rest < l {
+		l := int64(len(r.b.parts[r.part]))
+		if rest < l {
 			r.in = int(rest)
 			return
-		} else {
-			rest -= l
 		}
+		rest -= l
 	}
 	r.in = 0
 }
