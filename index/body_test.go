@@ -54,12 +54,37 @@ func TestBodyReaderReadsLikeBytes(t *testing.T) {
 			}
 			n := r.IntN(50)
 			gb, wb := make([]byte, n), make([]byte, n)
-			gn, gerr := io.ReadFull(got, gb)
-			wn, werr := io.ReadFull(want, wb)
+			read := io.ReadFull
+			if step%2 == 1 { // one Read: the same count (short at the end) and error
+				read = func(r io.Reader, p []byte) (int, error) { return r.Read(p) }
+			}
+			gn, gerr := read(got, gb)
+			wn, werr := read(want, wb)
 			if gn != wn || gerr != werr || !bytes.Equal(gb[:gn], wb[:wn]) {
 				t.Fatalf("round %d step %d: read %d = %d %v %q; bytes.Reader %d %v %q", round, step, n, gn, gerr, gb[:gn], wn, werr, wb[:wn])
 			}
 		}
+	}
+}
+
+// TestBodyReaderRefusesLikeBytes: a seek with an unknown whence or to a negative offset
+// fails as it does on a bytes.Reader and leaves the offset where it was.
+func TestBodyReaderRefusesLikeBytes(t *testing.T) {
+	got, want := index.NewBody([][]byte{[]byte("ab"), []byte("cd")}).Reader(), bytes.NewReader([]byte("abcd"))
+	for _, s := range []struct {
+		off    int64
+		whence int
+	}{{1, io.SeekStart}, {0, 3}, {-2, io.SeekCurrent}, {-5, io.SeekEnd}, {-1, io.SeekStart}} {
+		g, gerr := got.Seek(s.off, s.whence)
+		w, werr := want.Seek(s.off, s.whence)
+		if g != w || (gerr == nil) != (werr == nil) {
+			t.Errorf("Seek(%d, %d) = %d, %v; bytes.Reader %d, %v", s.off, s.whence, g, gerr, w, werr)
+		}
+	}
+	gb, _ := io.ReadAll(got)
+	wb, _ := io.ReadAll(want)
+	if string(gb) != string(wb) {
+		t.Errorf("after refused seeks read %q, bytes.Reader %q", gb, wb)
 	}
 }
 
