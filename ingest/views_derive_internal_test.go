@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -179,4 +180,107 @@ func TestPublishCatalogViewsBasis(t *testing.T) {
 	if diff := cmp.Diff(viewsDump(buildViews(after.Items())), viewsDump(after.Views())); diff != "" {
 		t.Errorf("views after a publish (-built +derived):\n%s", diff)
 	}
+}
+
+// itemDiffOf is diffItems item by item over two sorted slices (no chunk skipped): what
+// the chunk walk must find.
+func itemDiffOf(prev, next []*Item) itemDiff {
+	d := itemDiff{gone: map[*Item]bool{}}
+	i, j := 0, 0
+	for i < len(prev) || j < len(next) {
+		switch {
+		case j == len(next) || (i < len(prev) && prev[i].ID < next[j].ID):
+			d.gone[prev[i]] = true
+			i++
+		case i == len(prev) || next[j].ID < prev[i].ID:
+			d.added = append(d.added, next[j])
+			j++
+		default:
+			if prev[i] != next[j] {
+				d.gone[prev[i]] = true
+				d.added = append(d.added, next[j])
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return d
+}
+
+// TestDiffItemsChunks: diffItems, which skips the chunks two lists share, finds what an
+// item-by-item walk finds for every shape of change a publish makes: an insert that
+// splits a chunk, a delete that empties one (the last, a middle one), and changes at the
+// first and the last item.
+func TestDiffItemsChunks(t *testing.T) {
+	item := func(n int) *Item { return &Item{ID: fmt.Sprintf("p%05d", n)} }
+	after := func(l plist.List[*Item], i int) *Item { return &Item{ID: l.At(i).ID + "x"} } // between i and i+1
+	evens := func(n int) plist.List[*Item] {                                               // ids 0, 2, 4, …: odd ones insert between
+		items := make([]*Item, n)
+		for i := range items {
+			items[i] = item(2 * i)
+		}
+		return plist.Of(items)
+	}
+	full511 := evens(600) // chunk 1 grown to 511 items: one more splits it
+	for k := range 255 {
+		full511 = full511.Insert(257+2*k, item(2*(256+k)+1))
+	}
+	single := evens(768) // chunk 1 shrunk to one item: deleting it empties the chunk
+	for range 255 {
+		single = single.Delete(256)
+	}
+	tests := []struct {
+		name   string
+		prev   plist.List[*Item]
+		change func(l plist.List[*Item]) plist.List[*Item]
+		chunks int // how many chunks the changed list has
+	}{
+		{"none", evens(600), func(l plist.List[*Item]) plist.List[*Item] { return l }, 3},
+		{"first replaced", evens(600), func(l plist.List[*Item]) plist.List[*Item] { return l.Set(0, item(0)) }, 3},
+		{"last replaced", evens(600), func(l plist.List[*Item]) plist.List[*Item] { return l.Set(599, item(1198)) }, 3},
+		{"first deleted", evens(600), func(l plist.List[*Item]) plist.List[*Item] { return l.Delete(0) }, 3},
+		{"last deleted", evens(600), func(l plist.List[*Item]) plist.List[*Item] { return l.Delete(599) }, 3},
+		{"inserted before the first", evens(600), func(l plist.List[*Item]) plist.List[*Item] { return l.Insert(0, &Item{ID: "a"}) }, 3},
+		{"inserted after the last", evens(600), func(l plist.List[*Item]) plist.List[*Item] { return l.Insert(600, item(1201)) }, 3},
+		{"inserted at a chunk's start", evens(600), func(l plist.List[*Item]) plist.List[*Item] { return l.Insert(256, item(511)) }, 3},
+		{"insert splits a chunk", full511, func(l plist.List[*Item]) plist.List[*Item] { return l.Insert(300, after(l, 299)) }, 4},
+		{"insert splits a chunk, then one after it changes", full511, func(l plist.List[*Item]) plist.List[*Item] {
+			l = l.Insert(300, after(l, 299))
+			return l.Set(l.Len()-1, item(1198))
+		}, 4},
+		{"delete empties the last chunk", evens(257), func(l plist.List[*Item]) plist.List[*Item] { return l.Delete(256) }, 1},
+		{"delete empties a middle chunk", single, func(l plist.List[*Item]) plist.List[*Item] { return l.Delete(256) }, 2},
+		{"delete empties a middle chunk, then the last changes", single, func(l plist.List[*Item]) plist.List[*Item] {
+			l = l.Delete(256)
+			return l.Set(l.Len()-1, item(1534))
+		}, 2},
+		{"every chunk changed", evens(600), func(l plist.List[*Item]) plist.List[*Item] {
+			return l.Set(0, item(0)).Set(300, item(600)).Set(599, item(1198))
+		}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next := tt.change(tt.prev)
+			if got := len(next.Chunks()); got != tt.chunks {
+				t.Fatalf("the changed list has %d chunks, want %d: the case is not the shape it names", got, tt.chunks)
+			}
+			if ids := idsOf(next.Slice()); !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
+				t.Fatal("the changed list is not sorted by distinct ids, as a catalogue is")
+			}
+			got, want := diffItems(tt.prev, next), itemDiffOf(tt.prev.Slice(), next.Slice())
+			if !slices.Equal(got.added, want.added) || !maps.Equal(got.gone, want.gone) {
+				t.Errorf("diffItems: gone %v added %v, want gone %v added %v",
+					goneIDs(got), idsOf(got.added), goneIDs(want), idsOf(want.added))
+			}
+		})
+	}
+}
+
+func goneIDs(d itemDiff) []string {
+	return slices.Sorted(func(yield func(string) bool) {
+		for it := range d.gone {
+			if !yield(it.ID) {
+				return
+			}
+		}
+	})
 }
