@@ -185,9 +185,15 @@ func writeWhole(r *http.Request, w http.ResponseWriter, body index.Body) (int64,
 	if !ok {
 		return body.WriteTo(w)
 	}
+	return readFromHeld(r, rf, &heldBody{parts: body.Parts()})
+}
+
+// readFromHeld hands b to rf, the ReadFrom of r's response, with r's connection held (when
+// it is a *heldConn) until it returns: what is left of b leaves with the head in one writev.
+func readFromHeld(r *http.Request, rf io.ReaderFrom, b *heldBody) (int64, error) {
 	if hc, _ := r.Context().Value(connKey{}).(*heldConn); hc != nil {
 		hc.holding = true
 		defer hc.release()
 	}
-	return rf.ReadFrom(&heldBody{parts: body.Parts()})
+	return rf.ReadFrom(b)
 }

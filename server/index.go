@@ -115,7 +115,8 @@ func serveBytes(c echo.Context, m *docHeaderValues, modtime time.Time, body inde
 		if encoded {
 			encodedLen = int64(body.Len())
 		}
-		serveContent(c, modtime, body.Reader(), encodedLen)
+		w := &contentWriter{res: c.Response(), req: c.Request(), encodedLen: encodedLen, body: body}
+		w.serve(modtime, body.Reader())
 		return
 	}
 	res := c.Response()
@@ -179,14 +180,20 @@ func gzipETag(etag string) string {
 // body in memory too, thousands of one-byte parts cost ServeContent's multipart writer
 // thousands of times the CPU of the whole body (BenchmarkServeBytesRanges).
 func serveContent(c echo.Context, modtime time.Time, content io.ReadSeeker, encodedLen int64) {
-	dropExcessRanges(c.Request())
-	w := &contentWriter{res: c.Response(), encodedLen: encodedLen}
-	http.ServeContent(w, c.Request(), "", modtime, content)
+	w := &contentWriter{res: c.Response(), req: c.Request(), encodedLen: encodedLen}
+	w.serve(modtime, content)
 }
 
 type contentWriter struct {
 	res        *echo.Response
+	req        *http.Request
 	encodedLen int64
+	body       index.Body // what content reads when it is a document's (serveBytes), else empty
+}
+
+func (w *contentWriter) serve(modtime time.Time, content io.ReadSeeker) {
+	dropExcessRanges(w.req)
+	http.ServeContent(w, w.req, "", modtime, content)
 }
 
 func (w *contentWriter) Header() http.Header { return w.res.Header() }
@@ -203,27 +210,49 @@ func (w *contentWriter) WriteHeader(code int) {
 
 // ReadFrom hands the body to the underlying writer's ReadFrom (net/http's uses sendfile for
 // an *os.File), counting the bytes as echo's Write would. The rest of a body in memory
-// (http.ServeContent's io.LimitedReader over a *bytes.Reader, not cut short) goes out in
-// one Write instead: net/http's ReadFrom would copy it through a 512-byte sniff and then a
-// fresh 32 KiB buffer, a write syscall per chunk.
+// (http.ServeContent's io.LimitedReader, not cut short) goes out without net/http's copy
+// through a fresh 32 KiB buffer, a write syscall per chunk: a *bytes.Reader's in one Write,
+// a document's parts with the response head in one writev (writeWhole), as a plain GET's.
 func (w *contentWriter) ReadFrom(r io.Reader) (int64, error) {
 	if !w.res.Committed {
 		w.WriteHeader(http.StatusOK)
 	}
+	rf, hasRF := w.res.Writer.(io.ReaderFrom)
 	if lr, ok := r.(*io.LimitedReader); ok {
-		if br, ok := lr.R.(*bytes.Reader); ok && int64(br.Len()) <= lr.N {
-			n, err := br.WriteTo(w.res)
-			lr.N -= n
-			return n, err
+		switch src := lr.R.(type) {
+		case *bytes.Reader:
+			if int64(src.Len()) <= lr.N {
+				n, err := src.WriteTo(w.res)
+				lr.N -= n
+				return n, err
+			}
+		case *index.BodyReader:
+			if b, ok := w.restOf(src, lr.N); hasRF && ok {
+				n, err := readFromHeld(w.req, rf, b)
+				lr.N -= n
+				w.res.Size += n
+				return n, err
+			}
 		}
 	}
-	rf, ok := w.res.Writer.(io.ReaderFrom)
-	if !ok {
+	if !hasRF {
 		return io.Copy(w.res, r)
 	}
 	n, err := rf.ReadFrom(r)
 	w.res.Size += n
 	return n, err
+}
+
+// restOf is what is left of w.body to read from src, a reader over it, when lr.N, the bytes
+// asked for, are all of them.
+func (w *contentWriter) restOf(src *index.BodyReader, n int64) (*heldBody, bool) {
+	off, err := src.Seek(0, io.SeekCurrent)
+	if w.body.Len() == 0 || err != nil || int64(w.body.Len())-off > n {
+		return nil, false
+	}
+	b := &heldBody{parts: w.body.Parts()}
+	b.skip(off)
+	return b, true
 }
 
 // acceptsGzip reports whether the client prefers the gzip bytes, from every Accept-Encoding

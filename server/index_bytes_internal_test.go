@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -190,3 +192,63 @@ type discardWriter struct{ h http.Header }
 func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) WriteHeader(int)             {}
 func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestServeBytesConditionalSendsOnce: through a real http.Server on heldListener, a
+// document of many parts answered by http.ServeContent (a host's stale If-None-Match, a
+// suffix range) leaves with its head in one writev as a plain GET does, not through
+// net/http's 32 KiB copy; a range cut short still arrives right.
+func TestServeBytesConditionalSendsOnce(t *testing.T) {
+	raw := bytes.Repeat([]byte(`{"plugins":[]}`), 40000) // 560 KB: 18 copies of 32 KiB
+	body := index.NewBody(splitParts(raw, "3000"))
+	d := &ingest.Document{Body: body, ETag: `"abc"`, LastModified: time.Unix(1e9, 0)}
+	var cache docHeaderCache
+	sends := make(chan int, 1)
+	e := echo.New()
+	srv := &http.Server{ConnContext: withConn, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hc, _ := r.Context().Value(connKey{}).(*heldConn)
+		if hc == nil {
+			t.Error("no *heldConn in the request's context")
+			return
+		}
+		before := hc.sends
+		w.Header().Set("Etag", `"abc"`)
+		serveBytes(e.NewContext(r, w), cache.of(d, false, body), d.LastModified, body, false)
+		sends <- hc.sends - before
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(heldListener{ln}) }()
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, field, value string
+		status             int
+		want               []byte
+		sends              int // during the handler; -1: any
+	}{
+		{"plain", "", "", http.StatusOK, raw, 1},
+		{"stale if-none-match", "If-None-Match", `"old"`, http.StatusOK, raw, 1},
+		{"suffix range", "Range", "bytes=-100000", http.StatusPartialContent, raw[len(raw)-100000:], 1},
+		{"range to the end", "Range", "bytes=1000-", http.StatusPartialContent, raw[1000:], 1},
+		{"range cut short", "Range", "bytes=1000-99999", http.StatusPartialContent, raw[1000:100000], -1},
+		{"not modified", "If-None-Match", `"abc"`, http.StatusNotModified, nil, 0},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/index.json", nil)
+		if tc.field != "" {
+			req.Header.Set(tc.field, tc.value)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.status || !bytes.Equal(got, tc.want) {
+			t.Errorf("%s: %d with %d bytes; want %d with %d", tc.name, res.StatusCode, len(got), tc.status, len(tc.want))
+		}
+		if n := <-sends; tc.sends >= 0 && n != tc.sends {
+			t.Errorf("%s: %d writes during the handler, want %d", tc.name, n, tc.sends)
+		}
+	}
+}
