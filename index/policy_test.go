@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -712,5 +713,54 @@ func TestSelectionEdgeChanges(t *testing.T) {
 		if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) || got.Digest != want.Digest {
 			t.Fatalf("%s: the kept selection lists %d entries, a fresh set %d; the bytes differ", st.name, got.Listed, want.Listed)
 		}
+	}
+}
+
+// TestDocumentsFromSharedEntriesConcurrently: documents of every mode built at once from
+// the same entries (each build with its own Set, as the hosts' documents are), some encoded,
+// some made by hand so that their forms are made on first use, all have the bytes and the
+// Digest a build alone gives. Under -race, it checks that the entries' forms and their
+// chunk digests, made on first use, are made safely.
+func TestDocumentsFromSharedEntriesConcurrently(t *testing.T) {
+	s := syntheticSnapshot(300, 20)
+	h := index.Header{Serial: 1, GeneratedAt: s.GeneratedAt}
+	newEntries := func() []*index.Encoded {
+		var entries []*index.Encoded
+		for i, pl := range s.Plugins {
+			e, _ := index.EncodePlugin(pl, index.Policy{})
+			if i%2 == 1 {
+				e = &index.Encoded{ID: e.ID, Downloads: e.Downloads, Full: e.Full, Compact: e.Compact}
+			}
+			entries = append(entries, e)
+		}
+		return entries
+	}
+	fit := func(entries []*index.Encoded, limit int) index.Doc {
+		set, _ := index.NewSet(index.OrderDownloads, entries)
+		d, err := index.FitKandev(index.Policy{Limit: limit}, h, set, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		return d
+	}
+	sizing := newEntries() // the shared entries' forms are first made by the builds at once
+	full := fit(sizing, 1<<30).Body.Len()
+	limits := []int{full, full - 1, fit(sizing, full-1).Body.Len() / 2} // full, compact, selected
+	entries := newEntries()
+	build := func(limit int) index.Doc { return fit(entries, limit) }
+	docs := make([]index.Doc, 8*len(limits))
+	var wg sync.WaitGroup
+	for i := range docs {
+		wg.Go(func() { docs[i] = build(limits[i%len(limits)]) })
+	}
+	wg.Wait()
+	for i, d := range docs {
+		alone := build(limits[i%len(limits)])
+		if !bytes.Equal(d.Body.Bytes(), alone.Body.Bytes()) || d.Digest != alone.Digest || d.Digest != index.Digest(alone.Body.Bytes()) {
+			t.Errorf("build %d (%s): the bytes or Digest differ from a build alone's", i, d.Mode)
+		}
+	}
+	if docs[0].Mode != index.ModeFull || docs[1].Mode != index.ModeCompact || docs[2].Mode != index.ModeSelected {
+		t.Errorf("modes %s, %s, %s; want full, compact, selected", docs[0].Mode, docs[1].Mode, docs[2].Mode)
 	}
 }
