@@ -378,8 +378,6 @@ type form struct {
 	sums   []byte
 }
 
-func newForm(b []byte) *form { return formOfSegment(withComma(b)) }
-
 // formOfSegment is the form whose seg is seg ("," + the form's bytes), kept.
 func formOfSegment(seg []byte) *form {
 	b := seg[1:]
@@ -401,17 +399,9 @@ func (e *Encoded) form(compact bool) *form {
 	if f := p.Load(); f != nil {
 		return f
 	}
-	f := newForm(e.bytes(compact))
+	f := formOfSegment(append([]byte{','}, e.bytes(compact)...))
 	p.Store(f)
 	return f
-}
-
-// withComma is "," + b, a new slice.
-func withComma(b []byte) []byte {
-	s := make([]byte, 1+len(b))
-	s[0] = ','
-	copy(s[1:], b)
-	return s
 }
 
 // joinedDoc is the document of head, entries (in that order, in compact or full form,
