@@ -172,7 +172,9 @@ func (s *Service) applyLocked(ctx context.Context, ids []string) (err error) {
 	return s.install(ctx, b, &Catalog{items: items, byFile: cat.byFile}, docs, ids)
 }
 
-// applyPackage re-reads package id into b and items (sorted by id).
+// applyPackage re-reads package id into b and items (sorted by id). On an error b is
+// half-changed and the list returned is not to be installed: the caller drops both (s.built
+// is nil until install), and the catalog in force is untouched (a plist is never written).
 func (s *Service) applyPackage(ctx context.Context, b *built, cat *Catalog, items plist.List[*Item], id string) (plist.List[*Item], error) {
 	ps, err := s.loadPackage(ctx, id)
 	if err != nil {
@@ -210,7 +212,7 @@ func (s *Service) applyPackage(ctx context.Context, b *built, cat *Catalog, item
 	}
 	enc, err := s.encode(it)
 	if err != nil {
-		b.plugins.Remove(id) // the built state no longer holds the package, as items does not
+		b.plugins.Remove(id) // no entry of the package's last state is left in b
 		b.exts.Remove(id)
 		return items, &limitError{Rule: "index.invalid", Reason: err.Error()}
 	}
