@@ -40,8 +40,9 @@ type hostileQuery struct {
 // (sorted by relevance and by name), the widest text (widestQuery), one word in every row
 // repeated 100 times, the eight one-character prefixes that merge the most of
 // searchDocsN's index, the initial of every id (each id's number is too rare for
-// PostgreSQL's statistics, so its planner takes the prefix for a rare one) and ten words
-// in every row.
+// PostgreSQL's statistics, so its planner takes the prefix for a rare one), ten words
+// in every row, and a common word in the category of 32 repeats of a word of every row
+// (63 bytes of the 64 the API takes for a category).
 func hostileQueries() []hostileQuery {
 	return []hostileQuery{
 		{"common", store.SearchQuery{Q: "plugin"}},
@@ -52,6 +53,7 @@ func hostileQueries() []hostileQuery {
 		{"initials", store.SearchQuery{Q: "w s p n g 0 d b"}},
 		{"digit", store.SearchQuery{Q: "0"}},
 		{"everywhere", store.SearchQuery{Q: "a generated plugin number for work with short description bench"}},
+		{"category", store.SearchQuery{Q: "plugin", Category: strings.TrimSuffix(strings.Repeat("a-", 32), "-")}},
 	}
 }
 

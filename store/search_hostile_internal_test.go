@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,6 +89,24 @@ func TestSearchWords(t *testing.T) {
 	} {
 		if got := searchWords(tt.text); !slices.Equal(got, tt.want) {
 			t.Errorf("searchWords(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+// TestFTSCategoryTerms: SQLite's match asks the index for each distinct word of the
+// category once, at most SearchWords of them, however often the category repeats one.
+func TestFTSCategoryTerms(t *testing.T) {
+	for _, tt := range []struct {
+		category, want string
+	}{
+		{"", `("plugin"*)`},
+		{"tools", `("plugin"*) AND categories : ("tools")`},
+		{strings.TrimSuffix(strings.Repeat("a-", 32), "-"), `("plugin"*) AND categories : ("a")`},
+		{"A-b-a-c-d-e-f-g-h-i-j", `("plugin"*) AND categories : ("A" "b" "c" "d" "e" "f" "g" "h")`},
+	} {
+		_, args := ftsSearch{}.text([]string{"plugin"}, false, tt.category, 0, 1)
+		if got := args[0]; got != tt.want {
+			t.Errorf("text(category %q) matches %q, want %q", tt.category, got, tt.want)
 		}
 	}
 }

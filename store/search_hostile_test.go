@@ -126,3 +126,37 @@ func TestSearchWordCap(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchCategoryOfRepeatedWords: a category with repeated words matches only the
+// packages that have it literally, whatever the index was asked for its words.
+func TestSearchCategoryOfRepeatedWords(t *testing.T) {
+	long := strings.TrimSuffix(strings.Repeat("a-", 32), "-")
+	now := time.Now()
+	docs := []store.SearchDoc{
+		{ID: "aba", Name: "Plugin ABA", Categories: []string{"a-b-a-c"}, Kind: "plugin", UpdatedAt: now},
+		{ID: "abc", Name: "Plugin ABC", Categories: []string{"a-b-c"}, Kind: "plugin", UpdatedAt: now},
+		{ID: "long", Name: "Plugin Long", Categories: []string{long}, Kind: "plugin", UpdatedAt: now},
+		{ID: "short", Name: "Plugin Short", Categories: []string{"a-a"}, Kind: "plugin", UpdatedAt: now},
+	}
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.open(t)
+		if err := s.ReplaceSearch(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			category string
+			want     []string
+		}{
+			{"a-b-a-c", []string{"aba"}}, {"a-b-c", []string{"abc"}}, {"c-b-a", nil}, {long, []string{"long"}}, {"a-a", []string{"short"}},
+		} {
+			ids, total, err := s.Search(ctx, store.SearchQuery{Q: "plugin", Category: tt.category, Sort: "name", Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, ids); diff != "" || total != len(tt.want) {
+				t.Errorf("Search(plugin, category %q): total %d, ids (-want +got):\n%s", tt.category, total, diff)
+			}
+		}
+	})
+}
