@@ -3,7 +3,6 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/url"
@@ -69,11 +68,7 @@ func fitHostClass(pol index.Policy, hdr index.Header, encs []*index.Encoded) (*h
 	if err != nil {
 		return nil, index.Body{}, err
 	}
-	sum := fd.Digest
-	if sum == ([sha256.Size]byte{}) {
-		sum = index.Digest(fd.Body.Bytes())
-	}
-	cl := &hostClass{listed: fd.Listed, total: set.Len(), sum: sum,
+	cl := &hostClass{listed: fd.Listed, total: set.Len(), sum: fd.Digest, // every fitted Doc has its Digest
 		modified: hdr.GeneratedAt, gz: gzipBytes(fd.Body), policy: pol, header: hdr, set: set}
 	cl.shards.Store(&hostShards{plans: plans, docs: map[string]*Document{}})
 	return cl, fd.Body, nil
