@@ -764,3 +764,27 @@ func TestDocumentsFromSharedEntriesConcurrently(t *testing.T) {
 		t.Errorf("modes %s, %s, %s; want full, compact, selected", docs[0].Mode, docs[1].Mode, docs[2].Mode)
 	}
 }
+
+// BenchmarkDigestChunkDense: what a document's Digest costs when its entries' strings are
+// "},{" over and over (a chunk, so a SHA-256 and 32 bytes of sums, every 3 bytes), against
+// entries of plain text, at three document sizes: the costliest bytes an author can put in
+// a document for its ETag (the sums kept per entry grow the same way).
+func BenchmarkDigestChunkDense(b *testing.B) {
+	for _, text := range []struct{ name, s string }{{"plain", "abc"}, {"dense", "},{"}} {
+		entry := `{"id":"p","description":"` + strings.Repeat(text.s, 340) + `"}`
+		for _, size := range []int{64 << 10, 1 << 20, 5 << 20} {
+			body := []byte(`{"plugins":[` + entry)
+			for len(body) < size {
+				body = append(append(body, ','), entry...)
+			}
+			body = append(body, "]}"...)
+			b.Run(fmt.Sprintf("%s/%dKiB", text.name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					index.Digest(body)
+				}
+			})
+		}
+	}
+}
