@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -428,12 +429,12 @@ func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode 
 		case i == 0:
 			parts = append(parts, f.seg[1:])
 			if chunked {
-				h.Write(appendChunkSums(nil, append(slices.Clip(head), f.seg[1:]...)))
+				writeChunkSums(h, append(slices.Clip(head), f.seg[1:]...))
 			}
 		case i == len(entries)-1:
 			parts = append(parts, f.seg)
 			if chunked {
-				h.Write(appendChunkSums(nil, append(slices.Clip(f.seg), closer...)))
+				writeChunkSums(h, append(slices.Clip(f.seg), closer...))
 			}
 		default:
 			parts = append(parts, f.seg)
@@ -461,11 +462,24 @@ var closeArray = []byte("]}")
 // is digested by hashing only those entries' chunks (a selected index.json keeps the
 // others'). Two bodies with one Digest have the same chunks, so the same bytes.
 func Digest(body []byte) [sha256.Size]byte {
-	return sha256.Sum256(appendChunkSums(nil, body))
+	h := sha256.New()
+	writeChunkSums(h, body) // not the sums kept: a body of "},{" has a chunk every 3 bytes
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
 }
 
 // appendChunkSums appends the SHA-256 of each of b's chunks (Digest) to sums.
 func appendChunkSums(sums, b []byte) []byte {
+	buf := bytes.NewBuffer(sums)
+	writeChunkSums(buf, b)
+	return buf.Bytes()
+}
+
+// writeChunkSums writes the SHA-256 of each of b's chunks (Digest) to w, a hash or a
+// bytes.Buffer (whose writes do not fail).
+func writeChunkSums(w io.Writer, b []byte) {
+	var sum [sha256.Size]byte // one array for every chunk (w copies what it is given)
 	start := 0
 	for i := 1; i < len(b); {
 		j := bytes.Index(b[i:], []byte(",{"))
@@ -474,13 +488,14 @@ func appendChunkSums(sums, b []byte) []byte {
 		}
 		i += j
 		if b[i-1] == '}' {
-			h := sha256.Sum256(b[start:i])
-			sums, start = append(sums, h[:]...), i
+			sum = sha256.Sum256(b[start:i])
+			w.Write(sum[:])
+			start = i
 		}
 		i++
 	}
-	h := sha256.Sum256(b[start:])
-	return append(sums, h[:]...)
+	sum = sha256.Sum256(b[start:])
+	w.Write(sum[:])
 }
 
 func (e *Encoded) bytes(compact bool) []byte {
