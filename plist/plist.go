@@ -1,7 +1,8 @@
 // Package plist is an immutable list kept in chunks, so that a changed copy shares every
-// chunk but one: replacing, inserting or removing one element of a list of n copies about
-// √n elements instead of n. The registry's catalogue and the index's category lists are
-// such lists: every publish makes a new version of each while readers keep the last one.
+// chunk but one: replacing, inserting or removing one element of a list of n copies one
+// chunk (fewer than 512 elements) and the list of chunks (about n/256 slice headers)
+// instead of n elements. The registry's catalogue is such a list: every publish makes a
+// new version of it while readers keep the last one.
 package plist
 
 import "iter"
