@@ -159,7 +159,7 @@ func writeDurable(path string, body index.Body) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10) // a document's parts are entries: one write each would be thousands
+	bw := bufio.NewWriterSize(f, min(body.Len(), 256<<10)) // a document's parts are entries: one write each would be thousands
 	_, werr := body.WriteTo(bw)
 	werr = errors.Join(werr, bw.Flush())
 	serr := f.Sync()
