@@ -252,3 +252,39 @@ func TestServeBytesConditionalSendsOnce(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkServeBytesStaleETag: a host's poll with a stale If-None-Match for a document of
+// entries of about 1 KiB (http.ServeContent's 200), through a real server on heldListener,
+// by document size.
+func BenchmarkServeBytesStaleETag(b *testing.B) {
+	for _, size := range []int{64 << 10, 1 << 20, 5 << 20} {
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			raw := bytes.Repeat([]byte(`{"plugins":[]}`), size/14)
+			body := index.NewBody(splitParts(raw, strconv.Itoa(max(size>>10, 1))))
+			d := &ingest.Document{Body: body, ETag: `"abc"`, LastModified: time.Unix(1e9, 0)}
+			var cache docHeaderCache
+			e := echo.New()
+			srv := &http.Server{ConnContext: withConn, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Etag", `"abc"`)
+				serveBytes(e.NewContext(r, w), cache.of(d, false, body), d.LastModified, body, false)
+			})}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			go func() { _ = srv.Serve(heldListener{ln}) }()
+			defer srv.Close()
+			req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/index.json", nil)
+			req.Header.Set("If-None-Match", `"old"`)
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+		})
+	}
+}
