@@ -21,10 +21,13 @@ type itemDiff struct {
 	added []*Item
 }
 
+// diffItems is what differs between prev and next, or false once more than limit items are
+// gone or added (the walk stops there: after a full rebuild every item differs).
+//
 // The two lists share most of their chunks (plist): where both walks stand at the start of
 // a chunk they share, the chunk is skipped whole, so a publish's catalogue is compared with
 // the last in the chunks that changed, not item by item.
-func diffItems(prev, next plist.List[*Item]) itemDiff {
+func diffItems(prev, next plist.List[*Item], limit int) (itemDiff, bool) {
 	d := itemDiff{gone: map[*Item]bool{}}
 	pc, nc := prev.Chunks(), next.Chunks()
 	var a, b []*Item // what is left of the current chunk of each
@@ -40,8 +43,10 @@ func diffItems(prev, next plist.List[*Item]) itemDiff {
 			b, j = nc[j], j+1
 		}
 		switch {
+		case len(d.gone) > limit || len(d.added) > limit:
+			return d, false
 		case len(a) == 0 && len(b) == 0:
-			return d
+			return d, true
 		case len(b) == 0 || (len(a) > 0 && a[0].ID < b[0].ID):
 			d.gone[a[0]] = true
 			a = a[1:]
@@ -66,8 +71,8 @@ func sameChunk(x, y []*Item) bool { return len(x) == len(y) && len(x) > 0 && &x[
 // sort); the others are shared; counts, featured and publishers, which need no sort, are
 // counted again. nil when too much differs.
 func deriveViews(prevItems plist.List[*Item], prev *Views, next plist.List[*Item]) *Views {
-	d := diffItems(prevItems, next)
-	if max(len(d.gone), len(d.added)) > next.Len()/maxDerived+1 {
+	d, ok := diffItems(prevItems, next, next.Len()/maxDerived+1)
+	if !ok {
 		return nil
 	}
 	v := &Views{lists: make(map[viewKey]*viewOrders, len(prev.lists)), counts: map[string]map[string]int{},

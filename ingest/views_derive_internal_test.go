@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -266,8 +267,9 @@ func TestDiffItemsChunks(t *testing.T) {
 			if ids := idsOf(next.Slice()); !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
 				t.Fatal("the changed list is not sorted by distinct ids, as a catalogue is")
 			}
-			got, want := diffItems(tt.prev, next), itemDiffOf(tt.prev.Slice(), next.Slice())
-			if !slices.Equal(got.added, want.added) || !maps.Equal(got.gone, want.gone) {
+			got, ok := diffItems(tt.prev, next, math.MaxInt)
+			want := itemDiffOf(tt.prev.Slice(), next.Slice())
+			if !ok || !slices.Equal(got.added, want.added) || !maps.Equal(got.gone, want.gone) {
 				t.Errorf("diffItems: gone %v added %v, want gone %v added %v",
 					goneIDs(got), idsOf(got.added), goneIDs(want), idsOf(want.added))
 			}
@@ -283,4 +285,43 @@ func goneIDs(d itemDiff) []string {
 			}
 		}
 	})
+}
+
+// BenchmarkDeriveViewsRefused is what a catalog after a full rebuild (every item new)
+// pays to learn that its views cannot be derived from the last catalog's, before it
+// builds them, at 1k, 10k and 50k items.
+func BenchmarkDeriveViewsRefused(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1000, 10_000, 50_000} {
+		prev, next := make([]*Item, n), make([]*Item, n)
+		for i := range n {
+			prev[i] = deriveItem(r, fmt.Sprintf("p%05d", i))
+			c := *prev[i]
+			next[i] = &c
+		}
+		pl, pv, nl := plist.Of(prev), buildViews(prev), plist.Of(next)
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if deriveViews(pl, pv, nl) != nil {
+					b.Fatal("every item new, and the views were derived")
+				}
+			}
+		})
+	}
+}
+
+// TestDiffItemsStopsPastLimit: two catalogues whose items all differ are compared only
+// until more than limit differ, and the diff says it is incomplete.
+func TestDiffItemsStopsPastLimit(t *testing.T) {
+	prev, next := make([]*Item, 1000), make([]*Item, 1000)
+	for i := range prev {
+		prev[i], next[i] = &Item{ID: fmt.Sprintf("p%04d", i)}, &Item{ID: fmt.Sprintf("p%04d", i)}
+	}
+	d, ok := diffItems(plist.Of(prev), plist.Of(next), 5)
+	if ok || len(d.gone) != 6 || len(d.added) != 6 {
+		t.Errorf("diffItems(limit 5) of 1000 replaced items = %d gone, %d added, complete %v; want 6, 6, false", len(d.gone), len(d.added), ok)
+	}
+	if _, ok := diffItems(plist.Of(prev), plist.Of(next), 1000); !ok {
+		t.Error("diffItems(limit 1000) of 1000 replaced items is incomplete")
+	}
 }
