@@ -412,15 +412,13 @@ func exactRows(ctx context.Context, rd searchReader, dl searchSQL, q SearchQuery
 	if err != nil || len(rowids) == 0 {
 		return nil, err
 	}
-	var rows []searchRow
+	sort := q.Sort
 	if len(rowids) == 1 {
-		src, args := textIn(dl, q, false, rowids[0], rowids[0]+1)
-		rows, err = searchRows(ctx, rd, "SELECT "+searchRowCols(dl, "name")+" FROM "+src, args...)
-	} else {
-		src, args := textIn(dl, q, false, rowids[0], hi) // from the first exact match on
-		rows, err = searchRows(ctx, rd, "SELECT "+searchRowCols(dl, q.Sort)+" FROM "+src+" AND "+dl.keyed()+" ORDER BY rowid LIMIT ?",
-			append(args, exact, SearchCap)...)
+		sort, hi = "name", rowids[0]+1 // that row alone, unscored
 	}
+	src, args := textIn(dl, q, false, rowids[0], hi) // from the first exact match on
+	rows, err := searchRows(ctx, rd, "SELECT "+searchRowCols(dl, sort)+" FROM "+src+" AND "+dl.keyed()+" ORDER BY rowid LIMIT ?",
+		append(args, exact, SearchCap)...)
 	if err != nil {
 		return nil, err
 	}
