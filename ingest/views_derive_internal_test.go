@@ -325,3 +325,30 @@ func TestDiffItemsStopsPastLimit(t *testing.T) {
 		t.Error("diffItems(limit 1000) of 1000 replaced items is incomplete")
 	}
 }
+
+// BenchmarkDeriveViewsOneChanged is what the first page view after a publish pays: the
+// views of a catalog one item away from the last (its basis, views computed), derived, at
+// 1k, 10k and 50k items. (BenchmarkViews' one-changed case makes catalogs with no basis,
+// so it builds them.)
+func BenchmarkDeriveViewsOneChanged(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1000, 10_000, 50_000} {
+		items := make([]*Item, n)
+		for i := range n {
+			items[i] = deriveItem(r, fmt.Sprintf("p%05d", i))
+		}
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			cur := NewCatalog(items)
+			cur.Views()
+			for i := 0; b.Loop(); i++ {
+				k := (i * 7919) % n
+				c := *cur.items.At(k)
+				c.Downloads += 7
+				next := &Catalog{items: cur.items.Set(k, &c), byFile: cur.byFile}
+				next.views.basis.Store(viewsBasis(cur))
+				next.Views()
+				cur = next
+			}
+		})
+	}
+}
