@@ -132,7 +132,7 @@ func (cl *hostClass) newDoc(body index.Body) *HostDoc {
 	return &HostDoc{Kandev: doc, Listed: cl.listed, Total: cl.total, Canonical: cl.canonical, class: cl}
 }
 
-// compressedDoc is the class's document as its gzip bytes only (Body nil).
+// compressedDoc is the class's document as its gzip bytes only (Body empty).
 func (cl *hostClass) compressedDoc() *HostDoc {
 	doc := newDocumentDigest(index.Body{}, cl.modified, cl.sum)
 	withGzip(&doc, cl.gz)

@@ -22,7 +22,7 @@ const DefaultHostCacheBytes = 128 << 20
 // with its shards, built for one class of hosts: those in the same capability row, between
 // the same thresholds, on the same platform.
 type HostDoc struct {
-	// Kandev is the document. Its gzip representation is always ready; its Body is nil
+	// Kandev is the document. Its gzip representation is always ready; its Body is empty
 	// only in a document from HostIndexGzip whose class is kept compressed.
 	Kandev Document
 	Listed int // entries in Kandev
@@ -103,7 +103,7 @@ func (s *Service) HostIndex(ctx context.Context, h Host) (*HostDoc, error) {
 }
 
 // HostIndexGzip is HostIndex for a client that accepts gzip: a class kept compressed
-// answers with its gzip bytes only (Kandev.Body nil), without decompressing.
+// answers with its gzip bytes only (Kandev.Body empty), without decompressing.
 func (s *Service) HostIndexGzip(ctx context.Context, h Host) (*HostDoc, error) {
 	return s.hostIndex(ctx, h, true)
 }
