@@ -456,8 +456,9 @@ func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode 
 var closeArray = []byte("]}")
 
 // Digest is what a document's strong validator (ETag) is made of: the SHA-256 of the
-// SHA-256 digests of body's chunks, a chunk ending at every "}" that ",{" follows (between
-// two objects of an array: a document's entries). It is a function of the bytes alone, so a
+// SHA-256 digests of body's chunks, a chunk ending at every "}" that ",{" follows outside a
+// JSON string (between two objects of an array: a document's entries; "},{" inside a
+// description ends no chunk, so text of "},{" over and over costs what plain text costs). It is a function of the bytes alone, so a
 // body read back is checked by it, and a document differing from the last in a few entries
 // is digested by hashing only those entries' chunks (a selected index.json keeps the
 // others'). Two bodies with one Digest have the same chunks, so the same bytes.
@@ -477,25 +478,54 @@ func appendChunkSums(sums, b []byte) []byte {
 }
 
 // writeChunkSums writes the SHA-256 of each of b's chunks (Digest) to w, a hash or a
-// bytes.Buffer (whose writes do not fail).
+// bytes.Buffer (whose writes do not fail). Strings are skipped whole (a quote not escaped by
+// an odd run of backslashes opens or closes one), so only structure can end a chunk.
 func writeChunkSums(w io.Writer, b []byte) {
 	var sum [sha256.Size]byte // one array for every chunk (w copies what it is given)
 	start := 0
-	for i := 1; i < len(b); {
-		j := bytes.Index(b[i:], []byte(",{"))
-		if j < 0 {
-			break
+	for i := 0; i < len(b); {
+		end := len(b) // the next string's opening quote, or the end
+		if q := bytes.IndexByte(b[i:], '"'); q >= 0 {
+			end = i + q
 		}
-		i += j
-		if b[i-1] == '}' {
-			sum = sha256.Sum256(b[start:i])
-			w.Write(sum[:])
-			start = i
+		for j := i; j < end; { // ",{" in b[i:end], outside strings
+			k := bytes.Index(b[j:end], []byte(",{"))
+			if k < 0 {
+				break
+			}
+			j += k
+			if j > 0 && b[j-1] == '}' {
+				sum = sha256.Sum256(b[start:j])
+				w.Write(sum[:])
+				start = j
+			}
+			j++
 		}
-		i++
+		i = stringEnd(b, end)
 	}
 	sum = sha256.Sum256(b[start:])
 	w.Write(sum[:])
+}
+
+// stringEnd is where the JSON string whose opening quote is at b[open] ends (just past its
+// closing quote; len(b) when it does not close, or open is len(b)).
+func stringEnd(b []byte, open int) int {
+	for k := open + 1; k < len(b); {
+		q := bytes.IndexByte(b[k:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		k += q
+		n := 0 // backslashes just before the quote
+		for n < k-open-1 && b[k-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return k + 1
+		}
+		k++
+	}
+	return len(b)
 }
 
 func (e *Encoded) bytes(compact bool) []byte {

@@ -477,7 +477,8 @@ func TestShardsPackedAndListBounded(t *testing.T) {
 	}
 }
 
-// Digest hashes the digests of a body's chunks, a chunk ending at each "}" before ",{".
+// Digest hashes the digests of a body's chunks, a chunk ending at each "}" before ",{"
+// outside a JSON string.
 func TestDigest(t *testing.T) {
 	sum := func(chunks ...string) [32]byte {
 		var b []byte
@@ -495,8 +496,11 @@ func TestDigest(t *testing.T) {
 		{`{"a":1}`, sum(`{"a":1}`)},
 		{`},{`, sum(`}`, `,{`)},
 		{`[{"a":1},{"b":2},{}]`, sum(`[{"a":1}`, `,{"b":2}`, `,{}]`)},
-		{`[1,{"a":2}]`, sum(`[1,{"a":2}]`)},     // a "," not after "}"
-		{`{"a":"},{"}`, sum(`{"a":"}`, `,{"}`)}, // inside a string too: bytes only
+		{`[1,{"a":2}]`, sum(`[1,{"a":2}]`)},                         // a "," not after "}"
+		{`{"a":"},{"}`, sum(`{"a":"},{"}`)},                         // inside a string: no end
+		{`[{"a":"\"},{"},{}]`, sum(`[{"a":"\"},{"}`, `,{}]`)},       // an escaped quote does not close it
+		{`[{"a":"x\\"},{"b":1}]`, sum(`[{"a":"x\\"}`, `,{"b":1}]`)}, // an escaped backslash does not escape the quote
+		{`[{"a":"},{`, sum(`[{"a":"},{`)},                           // a string that never closes
 		{`[{},[{}]]`, sum(`[{},[{}]]`)},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -73,4 +74,21 @@ func ids(es []*Encoded) string {
 		fmt.Fprintf(&b, "%s@%p ", e.ID, e)
 	}
 	return b.String()
+}
+
+// TestDenseTextKeepsOneChunk: an entry whose description is "},{" over and over (JSON
+// leaves braces and commas unescaped) keeps the chunk digests of one chunk per form, not one
+// per 3 bytes of text (which made each entry keep about ten times its size in digests, and
+// Digest of a 5 MiB document of them take half a second).
+func TestDenseTextKeepsOneChunk(t *testing.T) {
+	e, err := EncodePlugin(Plugin{ID: "dense", Version: "1.0.0", Description: strings.Repeat("},{", 300),
+		PackageURL: "https://r.example/p.tar.gz", PackageSHA256: strings.Repeat("a", 64)}, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, compact := range []bool{false, true} {
+		if n := len(e.form(compact).chunkSums()) / sha256.Size; n != 1 {
+			t.Errorf("compact %v: %d chunks kept for one entry, want 1", compact, n)
+		}
+	}
 }
