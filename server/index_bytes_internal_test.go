@@ -288,3 +288,20 @@ func BenchmarkServeBytesStaleETag(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAcceptsGzipHostile: the cost of weighing an Accept-Encoding field of n elements
+// with parameters, up to what net/http's 1 MB header limit lets through (every document
+// request weighs it).
+func BenchmarkAcceptsGzipHostile(b *testing.B) {
+	for _, n := range []int{10, 1000, 50000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			h := http.Header{"Accept-Encoding": {strings.Repeat("X-Gzip;A=1;Q=0.5, ", n)}}
+			b.SetBytes(int64(len(h["Accept-Encoding"][0])))
+			for b.Loop() {
+				if !acceptsGzip(h) {
+					b.Fatal("x-gzip;q=0.5 not accepted")
+				}
+			}
+		})
+	}
+}
