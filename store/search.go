@@ -605,8 +605,10 @@ func hasText(q string) bool { return len(ftsWords(q)) > 0 }
 // added cost and no condition: at 50k rows, 100 repeats of a word in every row cost 40
 // times the word alone, 100 one-letter words 27 times. The costliest text left is
 // SearchWords one-letter prefixes, each of an initial shared by most rows: about 11 times
-// a common word (BenchmarkSearchHostile). The ignored words only widen the matches; a
-// package whose id or name is the whole text is still an exact match and comes first.
+// a common word, and half as much again with a category (SearchCounted then reads the
+// window with it, and the one without it for the counts; BenchmarkSearchHostile). The
+// ignored words only widen the matches; a package whose id or name is the whole text is
+// still an exact match and comes first.
 const SearchWords = 8
 
 // searchWords are the words a search matches of text s: each distinct word once, in

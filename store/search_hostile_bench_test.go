@@ -39,7 +39,8 @@ type hostileQuery struct {
 // characters the API takes: a common word (in every row), the name twins packages share
 // (sorted by relevance and by name), the widest text (widestQuery), one word in every row
 // repeated 100 times, the eight one-character prefixes that merge the most of
-// searchDocsN's index, the initial of every id (each id's number is too rare for
+// searchDocsN's index (alone, and with a category: SearchCounted then reads the window
+// with it and the one without it for the counts), the initial of every id (each id's number is too rare for
 // PostgreSQL's statistics, so its planner takes the prefix for a rare one), ten words
 // in every row, and a common word in the category of 32 repeats of a word of every row
 // (63 bytes of the 64 the API takes for a category).
@@ -51,6 +52,7 @@ func hostileQueries() []hostileQuery {
 		{"widest", store.SearchQuery{Q: widestQuery()}},
 		{"repeated", store.SearchQuery{Q: strings.TrimSpace(strings.Repeat("a ", 100))}},
 		{"initials", store.SearchQuery{Q: "w s p n g 0 d b"}},
+		{"initials-category", store.SearchQuery{Q: "w s p n g 0 d b", Category: "tools"}},
 		{"digit", store.SearchQuery{Q: "0"}},
 		{"everywhere", store.SearchQuery{Q: "a generated plugin number for work with short description bench"}},
 		{"category", store.SearchQuery{Q: "plugin", Category: strings.TrimSuffix(strings.Repeat("a-", 32), "-")}},
