@@ -33,6 +33,8 @@ type PublisherView struct {
 	Items   []*Item  // by id
 	Repos   []string // curated repositories, first appearance first
 	Authors []string // manifest authors other than the publisher's name, case-insensitively distinct
+
+	hasRepo map[string]bool // Repos as a set: each package has a repository of its own, so a scan of Repos per item was quadratic
 }
 
 type viewKey struct{ kind, category string }
@@ -206,11 +208,12 @@ func (v *Views) addPublisherAs(name string, it *Item) {
 	_, repo := it.owners()
 	p := v.publishers[name]
 	if p == nil {
-		p = &PublisherView{}
+		p = &PublisherView{hasRepo: map[string]bool{}}
 		v.publishers[name] = p
 	}
 	p.Items = append(p.Items, it)
-	if !slices.Contains(p.Repos, repo) {
+	if !p.hasRepo[repo] {
+		p.hasRepo[repo] = true
 		p.Repos = append(p.Repos, repo)
 	}
 	a := it.Author()
