@@ -305,3 +305,29 @@ func BenchmarkAcceptsGzipHostile(b *testing.B) {
 		})
 	}
 }
+
+// TestAcceptsGzipBounded: Accept-Encoding is weighed by its first maxCodings elements and
+// an element of at most maxCodingParams parameters, names compared without regard to case;
+// what lies past the bounds is ignored (identity, always acceptable, answers then).
+func TestAcceptsGzipBounded(t *testing.T) {
+	params := func(n int) string { return "gzip" + strings.Repeat(";a=1", n-1) + ";q=1" }
+	for _, tc := range []struct {
+		field string
+		want  bool
+	}{
+		{"gzip", true},
+		{"GZip", true},
+		{"X-GZIP;Q=0.5", true},
+		{"identity;q=1, gzip;q=0.5", false},
+		{"*;q=0.5", true},
+		{strings.Repeat("br, ", maxCodings-1) + "gzip", true},
+		{strings.Repeat("br, ", maxCodings) + "gzip", false},
+		{strings.Repeat(", ", maxCodings) + "gzip", false}, // empty elements count too
+		{params(maxCodingParams), true},
+		{params(maxCodingParams + 1), false},
+	} {
+		if got := acceptsGzip(http.Header{"Accept-Encoding": {tc.field}}); got != tc.want {
+			t.Errorf("Accept-Encoding %.60q: gzip %v, want %v", tc.field, got, tc.want)
+		}
+	}
+}
