@@ -165,6 +165,12 @@ func (v *Views) derivePublishers(d itemDiff) {
 		}
 	}
 	for name, added := range touched {
+		if p := v.publishers[name]; p != nil {
+			if items, ok := replacedAlike(name, p.Items, added, d); ok {
+				v.publishers[name] = &PublisherView{Items: items, Repos: p.Repos, Authors: p.Authors, hasRepo: p.hasRepo}
+				continue
+			}
+		}
 		var items []*Item
 		if p := v.publishers[name]; p != nil {
 			items = slices.DeleteFunc(slices.Clone(p.Items), func(it *Item) bool { return d.gone[it] })
@@ -177,6 +183,34 @@ func (v *Views) derivePublishers(d itemDiff) {
 			v.addPublisherAs(name, it)
 		}
 	}
+}
+
+// replacedAlike is items with each of added in the place of the gone item of its id, when
+// every item of items gone is so replaced by one of the same repository and author (a
+// publish): the publisher's repositories and authors, in order, are then those it had. A
+// publisher of thousands of packages is not rebuilt item by item per publish.
+func replacedAlike(name string, items, added []*Item, d itemDiff) ([]*Item, bool) {
+	out := slices.Clone(items)
+	for _, a := range added {
+		i, found := slices.BinarySearchFunc(out, a.ID, func(it *Item, id string) int { return strings.Compare(it.ID, id) })
+		if !found || !d.gone[out[i]] || out[i].Author() != a.Author() || repoOf(out[i]) != repoOf(a) {
+			return nil, false
+		}
+		out[i] = a
+	}
+	gone := 0
+	for it := range d.gone {
+		if owners, _ := it.owners(); slices.Contains(owners, name) {
+			gone++
+		}
+	}
+	return out, gone == len(added)
+}
+
+// repoOf is it's curated repository.
+func repoOf(it *Item) string {
+	_, repo := it.owners()
+	return repo
 }
 
 // insertByID inserts it into items, sorted by id.

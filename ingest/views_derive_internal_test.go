@@ -14,6 +14,7 @@ import (
 
 	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/plist"
+	"github.com/pluginyard/registry/store"
 )
 
 // deriveItem is a catalog item with the fields views read.
@@ -348,6 +349,37 @@ func BenchmarkDeriveViewsOneChanged(b *testing.B) {
 				next.views.basis.Store(viewsBasis(cur))
 				next.Views()
 				cur = next
+			}
+		})
+	}
+}
+
+// TestDerivePublishersReplaced: a publish that replaces a publisher's package with one of
+// another author or repository changes the publisher's authors and repositories as a
+// build does; one that changes neither keeps them.
+func TestDerivePublishersReplaced(t *testing.T) {
+	item := func(id, repo, author string) *Item {
+		return &Item{ID: id, Kind: "plugin", Card: &store.Card{Author: author},
+			Entry: &index.Entry{ID: id, Repo: repo, Kind: "plugin", Owners: []string{"pub0"}}}
+	}
+	var prev []*Item
+	for i := range 40 {
+		prev = append(prev, item(fmt.Sprintf("p%03d", i), fmt.Sprintf("org/r%03d", i), "Ann"))
+	}
+	for _, tt := range []struct{ name, repo, author string }{
+		{"same repository and author", "org/r007", "Ann"},
+		{"another author", "org/r007", "Bob"},
+		{"another repository", "org/other", "Ann"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pl := plist.Of(prev)
+			next := pl.Set(7, item("p007", tt.repo, tt.author))
+			dv := deriveViews(pl, buildViews(prev), next)
+			if dv == nil {
+				t.Fatal("one item replaced, and the views were not derived")
+			}
+			if diff := cmp.Diff(viewsDump(buildViews(next.Slice())), viewsDump(dv)); diff != "" {
+				t.Errorf("derived views differ from built ones (-built +derived):\n%s", diff)
 			}
 		})
 	}
