@@ -290,10 +290,10 @@ func BenchmarkServeBytesStaleETag(b *testing.B) {
 }
 
 // BenchmarkAcceptsGzipHostile: the cost of weighing an Accept-Encoding field of n elements
-// with parameters, up to what net/http's 1 MB header limit lets through (every document
+// with parameters, up to what the server's 64 KiB header limit lets through (every document
 // request weighs it).
 func BenchmarkAcceptsGzipHostile(b *testing.B) {
-	for _, n := range []int{10, 1000, 50000} {
+	for _, n := range []int{10, 1000, 3600} { // 3,600 of these fill the server's 64 KiB header limit
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			h := http.Header{"Accept-Encoding": {strings.Repeat("X-Gzip;A=1;Q=0.5, ", n)}}
 			b.SetBytes(int64(len(h["Accept-Encoding"][0])))
@@ -306,11 +306,9 @@ func BenchmarkAcceptsGzipHostile(b *testing.B) {
 	}
 }
 
-// TestAcceptsGzipBounded: Accept-Encoding is weighed by its first maxCodings elements and
-// an element of at most maxCodingParams parameters, names compared without regard to case;
-// what lies past the bounds is ignored (identity, always acceptable, answers then).
-func TestAcceptsGzipBounded(t *testing.T) {
-	params := func(n int) string { return "gzip" + strings.Repeat(";a=1", n-1) + ";q=1" }
+// TestAcceptsGzipNames: coding names are compared without regard to case, and weighed
+// however many elements come before them.
+func TestAcceptsGzipNames(t *testing.T) {
 	for _, tc := range []struct {
 		field string
 		want  bool
@@ -318,13 +316,10 @@ func TestAcceptsGzipBounded(t *testing.T) {
 		{"gzip", true},
 		{"GZip", true},
 		{"X-GZIP;Q=0.5", true},
-		{"identity;q=1, gzip;q=0.5", false},
+		{"IDENTITY;q=1, gzip;q=0.5", false},
 		{"*;q=0.5", true},
-		{strings.Repeat("br, ", maxCodings-1) + "gzip", true},
-		{strings.Repeat("br, ", maxCodings) + "gzip", false},
-		{strings.Repeat(", ", maxCodings) + "gzip", false}, // empty elements count too
-		{params(maxCodingParams), true},
-		{params(maxCodingParams + 1), false},
+		{strings.Repeat("br, ", 3000) + "Gzip", true},
+		{strings.Repeat("br, ", 3000) + "gzip;q=0", false},
 	} {
 		if got := acceptsGzip(http.Header{"Accept-Encoding": {tc.field}}); got != tc.want {
 			t.Errorf("Accept-Encoding %.60q: gzip %v, want %v", tc.field, got, tc.want)
