@@ -11,7 +11,8 @@ import (
 )
 
 // BenchmarkListedIcon looks an icon up in a catalog of n listed packages, as every /icons/
-// request does, for a hit in the middle and a miss.
+// request does, for a hit in the middle and a miss, and the first lookup in a new catalog
+// (after a publish), which makes its icon index.
 func BenchmarkListedIcon(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		var items []*ingest.Item
@@ -20,6 +21,14 @@ func BenchmarkListedIcon(b *testing.B) {
 				Latest: &store.Release{IconSHA256: fmt.Sprintf("%064x", i), IconType: "image/png"}})
 		}
 		cat := ingest.NewCatalog(items)
+		b.Run("first-after-a-change/"+strconv.Itoa(n), func(b *testing.B) { // a new catalogue's index is made
+			for b.Loop() {
+				b.StopTimer()
+				fresh := ingest.NewCatalog(items)
+				b.StartTimer()
+				listedIcon(fresh, fmt.Sprintf("%064x", n+1))
+			}
+		})
 		for name, sha := range map[string]string{"hit": fmt.Sprintf("%064x", n/2), "miss": fmt.Sprintf("%064x", n+1)} {
 			b.Run(name+"/"+strconv.Itoa(n), func(b *testing.B) {
 				for b.Loop() {

@@ -152,12 +152,7 @@ func listedIcon(cat *ingest.Catalog, sha string) *store.Release {
 	if len(sha) != 64 {
 		return nil
 	}
-	for it := range cat.All() {
-		if r := it.Latest; r != nil && r.IconSHA256 == sha && iconExts[r.IconType] != nil {
-			return r
-		}
-	}
-	return nil
+	return cat.IconRelease(sha, func(r *store.Release) bool { return iconExts[r.IconType] != nil })
 }
 
 // iconExts maps each content type icons are served as (the publish allow-list) to the URL
