@@ -102,11 +102,8 @@ func (s *Service) documents(b *built, serial int64) (*Documents, error) {
 	return docs, nil
 }
 
-// docOf is the document of fd, its ETag from fd's digest when the build computed it.
+// docOf is the document of fd, its ETag from the digest every fitted Doc carries.
 func docOf(fd index.Doc, at time.Time) Document {
-	if fd.Digest == ([sha256.Size]byte{}) {
-		return newDocumentDigest(fd.Body, at, index.Digest(fd.Body.Bytes()))
-	}
 	return newDocumentDigest(fd.Body, at, fd.Digest)
 }
 
