@@ -177,12 +177,12 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 
 // writeWhole writes body, the whole of a 200 response whose head w has not sent yet, with
 // the head in one writev when the request's connection is a *heldConn and w reaches
-// net/http's ReadFrom; otherwise through w's ReadFrom (net/http's copy: writes of up to
-// 32 KiB, not one per part) or, without one, a Write per part. It returns the body bytes
-// written.
+// net/http's ReadFrom; otherwise a Write per part (one for a gzip body: net/http then sends
+// it straight from the slice, where its ReadFrom would copy it through a new 32 KiB buffer
+// on a connection it does not know).
 func writeWhole(r *http.Request, w http.ResponseWriter, body index.Body) (int64, error) {
 	rf, ok := w.(io.ReaderFrom)
-	if !ok {
+	if hc, _ := r.Context().Value(connKey{}).(*heldConn); !ok || hc == nil {
 		return body.WriteTo(w)
 	}
 	return readFromHeld(r, rf, &heldBody{parts: body.Parts()})
