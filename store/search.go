@@ -600,15 +600,14 @@ func hasText(q string) bool { return len(ftsWords(q)) > 0 }
 // distinct words of its text (distinct as the index folds them: "Plugin" is "plugin",
 // "café" is "cafe") and ignores the rest, rather than refusing the search (a pasted
 // sentence still finds what its first words say). Each word costs its own pass over the
-// index (a relevance score counts every match of each word; a one-letter prefix, shorter
-// than any prefix index, merges every indexed word of that initial), so a repeated word
-// added cost and no condition: at 50k rows, 100 repeats of a word in every row cost 40
-// times the word alone, 100 one-letter words 27 times. The costliest text left is
-// SearchWords one-letter prefixes, each of an initial shared by most rows: about 11 times
-// a common word, and half as much again with a category (SearchCounted then reads the
-// window with it, and the one without it for the counts; BenchmarkSearchHostile). The
-// ignored words only widen the matches; a package whose id or name is the whole text is
-// still an exact match and comes first.
+// index (a relevance score counts every match of each word), so a repeated word added cost
+// and no condition: at 50k rows, 100 repeats of a word in every row cost 40 times the word
+// alone. On SQLite, SearchWords one-letter prefixes, each of an initial shared by most rows,
+// cost about 11 times a common word before the table indexed one-letter prefixes
+// (migration 0020), about 3 times since, and a third more with a category (SearchCounted
+// then reads the window with it, and the one without it for the counts;
+// BenchmarkSearchHostile). The ignored words only widen the matches; a package whose id
+// or name is the whole text is still an exact match and comes first.
 const SearchWords = 8
 
 // searchWords are the words a search matches of text s: each distinct word once, in

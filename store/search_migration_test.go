@@ -113,3 +113,21 @@ func TestMigrationKeysAndPrefixesExistingSearchRows(t *testing.T) {
 		t.Errorf("keys of the row board (-want +got):\n%s", diff)
 	}
 }
+
+// TestSearchIndexesInitials: the SQLite search table has prefix indexes from one letter
+// (migration 0020), so that a text of one-letter words reads one index entry per word
+// instead of merging every word of that initial (BenchmarkSearchHostile's initials).
+func TestSearchIndexesInitials(t *testing.T) {
+	s, err := store.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ddl string
+	if err := store.RawDB(s).QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'search'`).Scan(&ddl); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ddl, "prefix = '1 2 3 4 5 6 7 8'") {
+		t.Errorf("the search table is %s; want prefix indexes from one letter to eight", ddl)
+	}
+}
