@@ -395,12 +395,7 @@ func TestFitKandevSelectionFollowsChanges(t *testing.T) {
 	s := syntheticSnapshot(2000, 100)
 	p := index.Policy{Limit: 64 << 10}
 	h := index.Header{Serial: 1, GeneratedAt: s.GeneratedAt}
-	var entries []*index.Encoded
-	for _, pl := range s.Plugins {
-		e, _ := index.EncodePlugin(pl, p)
-		entries = append(entries, e)
-	}
-	set, _ := index.NewSet(index.OrderDownloads, entries)
+	set := encodedSet(s, p)
 	shards, _ := index.PlanShards(p, h, set, nil)
 	first, err := index.FitKandev(p, h, set, shards)
 	if err != nil || first.Mode != index.ModeSelected {
@@ -521,12 +516,7 @@ func TestJoinedDocumentDigest(t *testing.T) {
 		mode  string
 	}{{0, index.ModeFull}, {240 << 10, index.ModeCompact}} {
 		p := index.Policy{Limit: tc.limit}
-		var entries []*index.Encoded
-		for _, pl := range s.Plugins {
-			e, _ := index.EncodePlugin(pl, p)
-			entries = append(entries, e)
-		}
-		set, _ := index.NewSet(index.OrderDownloads, entries)
+		set := encodedSet(s, p)
 		check := func(what string) {
 			t.Helper()
 			shards, _ := index.PlanShards(p, h, set, nil)
@@ -556,7 +546,7 @@ func TestJoinedDocumentDigest(t *testing.T) {
 		if d, err := index.FitKandev(p, h, oddSet, nil); err != nil || d.Digest != index.Digest(d.Body.Bytes()) {
 			t.Errorf("%s, entries that are not objects: Digest is not the digest of the body (%v)", tc.mode, err)
 		}
-		one, _ := index.NewSet(index.OrderDownloads, entries[:1])
+		one, _ := index.NewSet(index.OrderDownloads, set.ByID()[:1])
 		d, err := index.FitKandev(p, h, one, nil)
 		if err != nil || d.Digest != index.Digest(d.Body.Bytes()) {
 			t.Errorf("%s, one entry: Digest is not the digest of the body (%v)", tc.mode, err)
@@ -573,12 +563,7 @@ func TestSelectionFollowsChangesLikeAFreshSet(t *testing.T) {
 	s := syntheticSnapshot(1500, 60)
 	p := index.Policy{Limit: 96 << 10}
 	h := index.Header{Serial: 1, GeneratedAt: s.GeneratedAt}
-	var entries []*index.Encoded
-	for _, pl := range s.Plugins {
-		e, _ := index.EncodePlugin(pl, p)
-		entries = append(entries, e)
-	}
-	set, _ := index.NewSet(index.OrderDownloads, entries)
+	set := encodedSet(s, p)
 	r := rand.New(rand.NewPCG(3, 4))
 	for step := range 300 {
 		pl := s.Plugins[r.IntN(len(s.Plugins))]
@@ -791,4 +776,15 @@ func BenchmarkDigestChunkDense(b *testing.B) {
 			})
 		}
 	}
+}
+
+// encodedSet is the Set (downloads order) of s's plugins encoded under p.
+func encodedSet(s index.Snapshot, p index.Policy) *index.Set {
+	var entries []*index.Encoded
+	for _, pl := range s.Plugins {
+		e, _ := index.EncodePlugin(pl, p)
+		entries = append(entries, e)
+	}
+	set, _ := index.NewSet(index.OrderDownloads, entries)
+	return set
 }

@@ -55,12 +55,7 @@ func TestHeldConnSendsResponseInOneWrite(t *testing.T) {
 		}
 		sends <- hc.sends - before
 	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(heldListener{ln}) }()
-	defer srv.Close()
+	addr := serveOnHeld(t, srv)
 	for _, tc := range []struct {
 		method, query string
 		size          int
@@ -74,7 +69,7 @@ func TestHeldConnSendsResponseInOneWrite(t *testing.T) {
 		{http.MethodHead, "size=65536", 0, 0},
 		{http.MethodGet, "size=65536&plain", 65536, -1},
 	} {
-		req, _ := http.NewRequest(tc.method, "http://"+ln.Addr().String()+"/?"+tc.query, nil)
+		req, _ := http.NewRequest(tc.method, "http://"+addr+"/?"+tc.query, nil)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -201,12 +196,19 @@ func serveHeld(t *testing.T, results chan<- error) string {
 		}
 		results <- err
 	})}
+	return serveOnHeld(t, srv)
+}
+
+// serveOnHeld runs srv on a heldListener on a free loopback port until the test ends and
+// returns its address.
+func serveOnHeld(tb testing.TB, srv *http.Server) string {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go func() { _ = srv.Serve(heldListener{ln}) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	tb.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
 }
 

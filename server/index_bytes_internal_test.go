@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -215,12 +214,7 @@ func TestServeBytesConditionalSendsOnce(t *testing.T) {
 		serveBytes(e.NewContext(r, w), cache.of(d, false, body), d.LastModified, body, false)
 		sends <- hc.sends - before
 	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(heldListener{ln}) }()
-	defer srv.Close()
+	addr := serveOnHeld(t, srv)
 	for _, tc := range []struct {
 		name, field, value string
 		status             int
@@ -234,7 +228,7 @@ func TestServeBytesConditionalSendsOnce(t *testing.T) {
 		{"range cut short", "Range", "bytes=1000-99999", http.StatusPartialContent, raw[1000:100000], -1},
 		{"not modified", "If-None-Match", `"abc"`, http.StatusNotModified, nil, 0},
 	} {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/index.json", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/index.json", nil)
 		if tc.field != "" {
 			req.Header.Set(tc.field, tc.value)
 		}
@@ -268,13 +262,8 @@ func BenchmarkServeBytesStaleETag(b *testing.B) {
 				w.Header().Set("Etag", `"abc"`)
 				serveBytes(e.NewContext(r, w), cache.of(d, false, body), d.LastModified, body, false)
 			})}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			go func() { _ = srv.Serve(heldListener{ln}) }()
-			defer srv.Close()
-			req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/index.json", nil)
+			addr := serveOnHeld(b, srv)
+			req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/index.json", nil)
 			req.Header.Set("If-None-Match", `"old"`)
 			b.SetBytes(int64(len(raw)))
 			for b.Loop() {
