@@ -159,14 +159,8 @@ func withGzip(d *Document, gz []byte) {
 	d.lazy.gzReady.Store(true)
 }
 
-func gzipBytes(body index.Body) []byte {
-	var buf bytes.Buffer
-	buf.Grow(body.Len() / 6)
-	zw, _ := gzip.NewWriterLevel(&buf, hostGzipLevel) // a valid constant level: no error
-	_, _ = body.WriteTo(zw)                           // writes to a bytes.Buffer do not fail
-	_ = zw.Close()
-	return buf.Bytes()
-}
+// gzipBytes is a host-aware document's gzip bytes, at hostGzipLevel.
+func gzipBytes(body index.Body) []byte { return gzipAt(body, hostGzipLevel) }
 
 // Shard returns the shard document named name ("all.a.json", "tools.json", or the shard
 // list), built on first use; false when the document has no shard of that name.

@@ -64,11 +64,14 @@ func (d *Document) Gzip() []byte {
 func (d *Document) GzipReady() bool { return d.lazy != nil && d.lazy.gzReady.Load() }
 
 // compress is body's gzip representation at gzipLevel.
-func compress(body index.Body) []byte {
+func compress(body index.Body) []byte { return gzipAt(body, gzipLevel(body.Len())) }
+
+// gzipAt is body's gzip representation at level (a valid one).
+func gzipAt(body index.Body, level int) []byte {
 	var buf bytes.Buffer
 	buf.Grow(body.Len() / 4)
-	zw, _ := gzip.NewWriterLevel(&buf, gzipLevel(body.Len())) // a valid level: no error
-	_, _ = body.WriteTo(zw)                                   // writes to a bytes.Buffer do not fail
+	zw, _ := gzip.NewWriterLevel(&buf, level) // a valid level: no error
+	_, _ = body.WriteTo(zw)                   // writes to a bytes.Buffer do not fail
 	_ = zw.Close()
 	return buf.Bytes()
 }
