@@ -112,6 +112,24 @@ func TestParallelEncodeBuildsTheSameIndex(t *testing.T) {
 	if !bytes.Equal(norm(one.Kandev.Body.Bytes()), norm(many.Kandev.Body.Bytes())) || one.Listed != many.Listed {
 		t.Error("index.json differs between an encoding in order and one over several goroutines")
 	}
+	old := encodeParallelMin
+	encodeParallelMin = 500
+	defer func() { encodeParallelMin = old }()
+	s := New(st, l, Config{PublicURL: "http://r.example"}, discard())
+	defer s.Close()
+	if err := s.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	items := s.Catalog().Items()
+	encs, err := s.encodeAll(items)
+	if err != nil || len(encs) != len(items) {
+		t.Fatalf("encodeAll: %d entries for %d items, %v", len(encs), len(items), err)
+	}
+	for i, e := range encs {
+		if e.ID != items[i].ID {
+			t.Fatalf("entry %d is %s's, want %s's: each item's entry is in its place", i, e.ID, items[i].ID)
+		}
+	}
 	if !slices.Equal(oneIDs, manyIDs) || len(oneIDs) != 3000 {
 		t.Errorf("catalogues of %d and %d items, want 3000 each (acme-hello has no release) in the same order", len(oneIDs), len(manyIDs))
 	}

@@ -48,13 +48,16 @@ func TestListedIconAllowList(t *testing.T) {
 		{ID: "gif", Latest: &store.Release{IconSHA256: sha(2), IconType: "image/gif"}},
 		{ID: "untyped", Latest: &store.Release{IconSHA256: sha(3)}},
 		{ID: "tarball", Latest: &store.Release{SHA256: sha(4)}},
+		{ID: "a-untyped", Latest: &store.Release{IconSHA256: sha(5)}}, // the same icon, stored before the allow-list
+		{ID: "b-png", Latest: &store.Release{IconSHA256: sha(5), IconType: "image/png"}},
 	})
 	tests := []struct {
 		sha  string
 		want string // the item id, "" for none
 	}{
 		{sha(1), "png"},
-		{sha(2), ""}, // a type outside PNG, JPEG, WebP and SVG (stored before the allow-list)
+		{sha(5), "b-png"}, // the first listed with an allowed type, not the first listed
+		{sha(2), ""},      // a type outside PNG, JPEG, WebP and SVG (stored before the allow-list)
 		{sha(3), ""},
 		{sha(4), ""}, // a package, not an icon
 		{sha(1)[:63], ""},
