@@ -16,7 +16,8 @@ import (
 // them two setsockopt(2) more: four syscalls per response where one does (bench/load and
 // bench/scale's gzip phases measure the difference).
 //
-// heldListener wraps each accepted TCP connection in a *heldConn. serveDoc holds the
+// Serve's listener (the lane, lane.go) wraps each TCP connection in a *heldConn, and hands
+// net/http those it does not answer itself. For a document net/http answers, serveDoc holds the
 // connection's writes (writeWhole) while net/http writes the response head, then hands it
 // the body as a *heldBody through net/http's ReadFrom, which reaches heldConn.ReadFrom:
 // the held head and the body's parts (index.Body: the document's head, each entry's kept
@@ -28,17 +29,6 @@ import (
 // what it has at once rather than growing.
 const heldMax = 16 << 10
 
-// heldListener wraps the *net.TCPConn connections a listener accepts in *heldConn.
-type heldListener struct{ net.Listener }
-
-func (l heldListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		return &heldConn{TCPConn: tc}, nil
-	}
-	return c, err
-}
-
 // heldConn is a TCP connection whose writes a handler can hold (writeWhole). The requests
 // of one connection are served one after another, so a hold is never shared by two.
 type heldConn struct {
@@ -47,6 +37,19 @@ type heldConn struct {
 	held    []byte      // written while holding (a copy: net/http reuses its buffer)
 	bufs    net.Buffers // the writev list, reused; cleared after each write (it holds no document)
 	sends   int         // write and writev calls made, for tests
+	pre     []byte      // read before net/http had the connection (lane.go): its first bytes
+}
+
+// Read returns what the lane read before handing the connection over, then what comes.
+func (c *heldConn) Read(p []byte) (int, error) {
+	if len(c.pre) > 0 {
+		n := copy(p, c.pre)
+		if c.pre = c.pre[n:]; len(c.pre) == 0 {
+			c.pre = nil
+		}
+		return n, nil
+	}
+	return c.TCPConn.Read(p)
 }
 
 // Write keeps p while holding (within heldMax), else writes what is held and p.
@@ -181,6 +184,9 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 // it straight from the slice, where its ReadFrom would copy it through a new 32 KiB buffer
 // on a connection it does not know).
 func writeWhole(r *http.Request, w http.ResponseWriter, body index.Body) (int64, error) {
+	if lw, ok := w.(*laneWriter); ok {
+		return lw.sendParts(body.Parts())
+	}
 	rf, ok := w.(io.ReaderFrom)
 	if hc, _ := r.Context().Value(connKey{}).(*heldConn); !ok || hc == nil {
 		return body.WriteTo(w)

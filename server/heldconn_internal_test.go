@@ -201,6 +201,18 @@ func serveHeld(t *testing.T, results chan<- error) string {
 
 // serveOnHeld runs srv on a heldListener on a free loopback port until the test ends and
 // returns its address.
+// heldListener wraps the *net.TCPConn connections a listener accepts in *heldConn, as the
+// lane does for those it hands net/http (heldConn alone, without the lane).
+type heldListener struct{ net.Listener }
+
+func (l heldListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		return &heldConn{TCPConn: tc}, nil
+	}
+	return c, err
+}
+
 func serveOnHeld(tb testing.TB, srv *http.Server) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -59,3 +59,6 @@ func (s *Server) fastRoute(r *http.Request) echo.HandlerFunc {
 	}
 	return s.fast[r.URL.Path]
 }
+
+// isFast reports whether path is a fast route's exact path (the lane's requests, lane.go).
+func (s *Server) isFast(path []byte) bool { return s.fast[string(path)] != nil }

@@ -8,3 +8,6 @@ func (s *Server) ServeRouted(w http.ResponseWriter, r *http.Request) { s.e.Serve
 
 // TakesFastPath reports whether ServeHTTP answers r on the fast path.
 func (s *Server) TakesFastPath(r *http.Request) bool { return s.fastRoute(r) != nil }
+
+// LaneServed is how many requests Serve's lane has answered (lane.go).
+func (s *Server) LaneServed() int64 { return s.laneServed.Load() }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -73,6 +74,8 @@ type Server struct {
 
 	reqlog *requestLog // the request lines (logRequests), batched while Serve runs
 	fast   fastRoutes  // the document routes answered before echo's router (index_fast.go)
+	// laneServed counts the requests Serve's lane answered (lane.go).
+	laneServed atomic.Int64
 	// docHeaders are the header values of the documents served (serveDoc).
 	docHeaders docHeaderCache
 
@@ -140,16 +143,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ConnContext:       withConn, // lets serveDoc send a document in one writev (heldconn.go)
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	lane := newLane(ln, hs, s, s.isFast, &s.laneServed, s.log)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(heldListener{ln}) }()
+	go func() { errc <- hs.Serve(lane) }()
 	select {
 	case err := <-errc:
+		_ = lane.Close()
+		_ = lane.wait(context.WithoutCancel(ctx))
 		return err
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
 	err := hs.Shutdown(shutdownCtx)
+	if werr := lane.wait(shutdownCtx); err == nil {
+		err = werr
+	}
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}

@@ -1,0 +1,636 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The lane answers the plainest requests for the documents hosts poll without net/http's
+// per-request machinery. For every request net/http starts a goroutine to watch the
+// connection (its background read), makes a cancelable context, moves the read deadline
+// three times, parses with a reader general enough for any request and sorts the response's
+// fields; for a 60 KB gzip answer on two cores that costs more than the answer itself. At
+// 1,000 plugins a minimal net/http handler of the same bytes reached 0.56–0.71× nginx's
+// gzip_static, a loop that reads the head and writes the answer 0.75–0.94×
+// (bench/scale's gzip phase; docs/index-at-scale.md).
+//
+// laneListener reads the first request of every TCP connection itself. A request it can
+// answer — GET or HEAD, HTTP/1.1, of a fast route's exact path (index_fast.go), with no
+// field but those of laneFields, each well formed and each at most once — goes to the
+// Server's own ServeHTTP with a laneWriter: the same middleware, headers, request line,
+// metrics and rate limits as through net/http (TestLaneMatchesNetHTTP), the answer sent in
+// one writev. At the first request it cannot answer, the connection goes to net/http with
+// every byte read so far, and stays there: net/http reads and judges that request as if it
+// had read it itself, whatever it is (a malformed head gets net/http's 400, a body is read
+// as a body). Nothing the lane accepts is ambiguous: no body, no Transfer-Encoding, no
+// obs-fold, no bare LF, no control or non-ASCII byte, one Host.
+
+// laneHeadMax is the longest request head the lane reads: a host's poll is about 150 bytes;
+// a longer head goes to net/http (whose limit is MaxHeaderBytes).
+const laneHeadMax = 4 << 10
+
+// laneFields are the request fields a lane request may carry (lower case), each at most
+// once; any other field sends the request to net/http.
+var laneFields = [...]string{"host", "user-agent", "accept", "accept-encoding", "connection",
+	"if-none-match", "if-modified-since"}
+
+// laneKeys are laneFields' canonical keys (http.CanonicalHeaderKey).
+var laneKeys = func() (keys [len(laneFields)]string) {
+	for i, f := range laneFields {
+		keys[i] = http.CanonicalHeaderKey(f)
+	}
+	return keys
+}()
+
+// laneListener is the listener http.Server serves: it accepts from inner, serves lane
+// requests, and hands net/http (Accept) the connections it does not answer.
+type laneListener struct {
+	inner   net.Listener
+	handler http.Handler
+	fast    func(path []byte) bool // whether path is a fast route's exact path
+	log     *slog.Logger
+
+	idle, head, write time.Duration // http.Server's IdleTimeout, ReadHeaderTimeout, WriteTimeout
+
+	handoff chan net.Conn
+	done    chan struct{} // closed by Close, or when inner's Accept fails for good
+	err     error         // why done closed (net.ErrClosed after Close)
+	once    sync.Once
+
+	mu      sync.Mutex
+	closing bool
+	conns   map[*heldConn]bool // the lane's connections: true while one answers a request
+	wg      sync.WaitGroup     // the lane's connection goroutines
+
+	served *atomic.Int64 // requests the lane answered (Server.laneServed)
+}
+
+// newLane serves on inner; handler answers lane requests, fast names their paths, and the
+// timeouts are hs's.
+func newLane(inner net.Listener, hs *http.Server, handler http.Handler, fast func([]byte) bool, served *atomic.Int64, log *slog.Logger) *laneListener {
+	head := hs.ReadHeaderTimeout
+	if head <= 0 {
+		head = hs.ReadTimeout
+	}
+	idle := hs.IdleTimeout
+	if idle <= 0 {
+		idle = hs.ReadTimeout
+	}
+	l := &laneListener{inner: inner, handler: handler, fast: fast, served: served, log: log,
+		idle: idle, head: head, write: hs.WriteTimeout,
+		handoff: make(chan net.Conn), done: make(chan struct{}), conns: map[*heldConn]bool{}}
+	go l.acceptLoop()
+	return l
+}
+
+// Accept returns the next connection for net/http.
+func (l *laneListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.handoff:
+		return c, nil
+	case <-l.done:
+		return nil, l.err
+	}
+}
+
+func (l *laneListener) Addr() net.Addr { return l.inner.Addr() }
+
+// Close stops accepting and closes the lane's connections that are not answering a
+// request; the others close when their answer is sent. wait waits for them.
+func (l *laneListener) Close() error {
+	err := l.inner.Close()
+	l.stop(net.ErrClosed)
+	l.mu.Lock()
+	l.closing = true
+	for c, busy := range l.conns {
+		if !busy {
+			_ = c.Close()
+		}
+	}
+	l.mu.Unlock()
+	return err
+}
+
+func (l *laneListener) stop(err error) {
+	l.once.Do(func() {
+		l.err = err
+		close(l.done)
+	})
+}
+
+// wait waits until every lane connection has ended, or ctx ends (then it closes them).
+func (l *laneListener) wait(ctx context.Context) error {
+	ended := make(chan struct{})
+	go func() { l.wg.Wait(); close(ended) }()
+	select {
+	case <-ended:
+		return nil
+	case <-ctx.Done():
+		l.mu.Lock()
+		for c := range l.conns {
+			_ = c.Close()
+		}
+		l.mu.Unlock()
+		<-ended
+		return ctx.Err()
+	}
+}
+
+// acceptLoop accepts until inner fails for good, backing off on temporary errors (too many
+// open files) as http.Server does.
+func (l *laneListener) acceptLoop() {
+	var delay time.Duration
+	for {
+		c, err := l.inner.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Temporary() { //nolint:staticcheck // what http.Server checks
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				l.log.Warn("accept failed; retrying", "err", err, "in", delay)
+				select {
+				case <-time.After(delay):
+					continue
+				case <-l.done:
+					return
+				}
+			}
+			l.stop(err)
+			return
+		}
+		delay = 0
+		tc, ok := c.(*net.TCPConn)
+		if !ok {
+			l.give(c)
+			continue
+		}
+		hc := &heldConn{TCPConn: tc}
+		l.mu.Lock()
+		if l.closing {
+			l.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		l.conns[hc] = false
+		l.wg.Add(1)
+		l.mu.Unlock()
+		go l.serve(hc)
+	}
+}
+
+// give hands c to net/http, or closes it when the listener has closed.
+func (l *laneListener) give(c net.Conn) {
+	select {
+	case l.handoff <- c:
+	case <-l.done:
+		_ = c.Close()
+	}
+}
+
+// serve answers c's lane requests; at the first it cannot answer, c goes to net/http
+// with what was read of it.
+func (l *laneListener) serve(c *heldConn) {
+	defer l.wg.Done()
+	handed := false
+	defer func() {
+		if p := recover(); p != nil {
+			l.log.Error("lane: panic serving a request", "panic", p, "remote", c.RemoteAddr().String())
+		}
+		l.mu.Lock()
+		delete(l.conns, c)
+		l.mu.Unlock()
+		if !handed {
+			_ = c.Close()
+		}
+	}()
+	remote := c.RemoteAddr().String()
+	buf := make([]byte, laneHeadMax)
+	n := 0 // bytes in buf
+	w := &laneWriter{c: c, h: http.Header{}}
+	for {
+		end, ok := l.readHead(c, buf, &n)
+		if end < 0 {
+			if ok { // the head is not one the lane reads: net/http reads it
+				c.pre = append([]byte(nil), buf[:n]...)
+				handed = true
+				l.mu.Lock()
+				delete(l.conns, c)
+				l.mu.Unlock()
+				l.give(c)
+			}
+			return
+		}
+		req, ok := l.request(buf[:end], remote)
+		if !ok {
+			c.pre = append([]byte(nil), buf[:n]...)
+			handed = true
+			l.mu.Lock()
+			delete(l.conns, c)
+			l.mu.Unlock()
+			l.give(c)
+			return
+		}
+		if !l.setBusy(c, true) {
+			return
+		}
+		if l.write > 0 {
+			_ = c.SetWriteDeadline(time.Now().Add(l.write))
+		}
+		w.reset(req.Method == http.MethodHead)
+		l.handler.ServeHTTP(w, req)
+		l.served.Add(1) // before the answer leaves: a client that has it sees it counted
+		keep := w.finish()
+		n = copy(buf, buf[end:n])
+		if !l.setBusy(c, false) || !keep {
+			return
+		}
+	}
+}
+
+// setBusy marks c as answering a request (or not), and reports false when the listener is
+// closing: c is then to be closed.
+func (l *laneListener) setBusy(c *heldConn, busy bool) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return false
+	}
+	l.conns[c] = busy
+	return true
+}
+
+// readHead reads into buf (holding *n bytes already) until it holds a whole head, and
+// returns the head's length. It returns -1 and true when net/http is to read what is held
+// (a head longer than laneHeadMax, or a LF without its CR), -1 and false when the
+// connection is to close (the client closed it, timed out, or it failed). A client has the
+// idle timeout to start a request and the header timeout from then to end its head.
+func (l *laneListener) readHead(c *heldConn, buf []byte, n *int) (int, bool) {
+	var start time.Time
+	for {
+		i := bytes.Index(buf[:*n], crlfcrlf)
+		switch {
+		case i >= 0 && bareLF(buf[:i]):
+			return -1, true
+		case i >= 0:
+			return i + 4, true
+		case *n == len(buf) || bareLF(buf[:*n]):
+			return -1, true
+		}
+		if *n == 0 {
+			if l.idle > 0 {
+				_ = c.SetReadDeadline(time.Now().Add(l.idle))
+			}
+		} else if start.IsZero() {
+			start = time.Now()
+			if l.head > 0 {
+				_ = c.SetReadDeadline(start.Add(l.head))
+			}
+		}
+		k, err := c.Read(buf[*n:])
+		*n += k
+		if err != nil {
+			return -1, false
+		}
+	}
+}
+
+var crlfcrlf = []byte("\r\n\r\n")
+
+// bareLF reports whether b has a LF that does not follow a CR.
+func bareLF(b []byte) bool {
+	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+		if i == 0 || b[i-1] != '\r' {
+			return true
+		}
+		j := bytes.IndexByte(b[i+1:], '\n')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// request parses head (ending in CRLF CRLF) as a lane request, or reports false.
+func (l *laneListener) request(head []byte, remote string) (*http.Request, bool) {
+	line, rest, _ := bytes.Cut(head, crlf)
+	var method string
+	switch {
+	case bytes.HasPrefix(line, []byte("GET ")):
+		method, line = http.MethodGet, line[4:]
+	case bytes.HasPrefix(line, []byte("HEAD ")):
+		method, line = http.MethodHead, line[5:]
+	default:
+		return nil, false
+	}
+	target, proto, ok := bytes.Cut(line, []byte(" "))
+	if !ok || string(proto) != "HTTP/1.1" || !l.fast(target) {
+		return nil, false
+	}
+	h := make(http.Header, 4)
+	var seen [len(laneFields)]bool
+	for len(rest) > 2 {
+		var field []byte
+		field, rest, _ = bytes.Cut(rest, crlf)
+		name, value, ok := bytes.Cut(field, []byte(":"))
+		if !ok {
+			return nil, false
+		}
+		k := laneField(name)
+		if k < 0 || seen[k] {
+			return nil, false
+		}
+		seen[k] = true
+		value = bytes.Trim(value, " \t")
+		if !fieldValue(value) {
+			return nil, false
+		}
+		switch laneFields[k] {
+		case "host":
+			if !hostValue(value) {
+				return nil, false
+			}
+		case "connection":
+			if !bytes.EqualFold(value, []byte("keep-alive")) {
+				return nil, false
+			}
+		}
+		h[laneKeys[k]] = []string{string(value)}
+	}
+	if !seen[0] { // HTTP/1.1 requires Host (net/http answers 400)
+		return nil, false
+	}
+	host := h.Get("Host")
+	delete(h, "Host") // as net/http: the Host field is Request.Host
+	p := string(target)
+	// No context: Request.Context is then context.Background (a lane answer is not
+	// cancelled by its client going away; it is written from memory at once).
+	return &http.Request{Method: method, URL: &url.URL{Path: p}, RequestURI: p,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: host,
+		Body: http.NoBody, RemoteAddr: remote}, true
+}
+
+var crlf = []byte("\r\n")
+
+// laneField is the index of name in laneFields (ASCII case-insensitively), or -1; a name
+// with anything but letters and '-' is none of them.
+func laneField(name []byte) int {
+	for i, f := range laneFields {
+		if bytes.EqualFold(name, []byte(f)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// fieldValue reports whether v has only visible ASCII, spaces and tabs.
+func fieldValue(v []byte) bool {
+	for _, b := range v {
+		if (b < 0x20 && b != '\t') || b >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// hostValue reports whether v is a non-empty host[:port] of the characters a DNS name, an
+// IPv4 or a bracketed IPv6 address uses.
+func hostValue(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	for _, b := range v {
+		switch {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		case b == '.', b == '-', b == ':', b == '[', b == ']', b == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// laneWriter is the http.ResponseWriter of a lane request. The head is written when the
+// handler returns (finish), with what the handler wrote (at most laneBodyMax bytes are
+// kept: past that the body is sent as it comes) or the parts writeWhole gives it, in one
+// writev.
+type laneWriter struct {
+	c      *heldConn
+	h      http.Header
+	status int
+	head   bool   // a HEAD request: no body is sent
+	body   []byte // written by the handler and not sent yet
+	sent   int64  // body bytes sent, for the Content-Length check
+	began  bool   // the head has been sent
+	failed bool   // a write failed: the connection is to close
+	close  bool   // the body's end is the connection's (no Content-Length was set)
+}
+
+// laneBodyMax is the most body bytes a laneWriter keeps before it sends its head.
+const laneBodyMax = 64 << 10
+
+func (w *laneWriter) reset(head bool) {
+	clear(w.h)
+	w.status, w.head, w.body, w.sent, w.began, w.failed, w.close = 0, head, w.body[:0], 0, false, false, false
+}
+
+func (w *laneWriter) Header() http.Header { return w.h }
+
+func (w *laneWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 { // informational answers are not sent on the lane
+		w.status = code
+	}
+}
+
+func (w *laneWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	if w.head || !bodyAllowed(w.status) {
+		return len(p), nil
+	}
+	if w.failed {
+		return 0, errLaneWrite
+	}
+	if !w.began && len(w.body)+len(p) <= laneBodyMax {
+		w.body = append(w.body, p...)
+		return len(p), nil
+	}
+	if err := w.send(p, nil); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+var errLaneWrite = errors.New("lane: the connection failed")
+
+// sendParts sends parts, the rest of the body (writeWhole).
+func (w *laneWriter) sendParts(parts [][]byte) (int64, error) {
+	w.WriteHeader(http.StatusOK)
+	var n int64
+	for _, p := range parts {
+		n += int64(len(p))
+	}
+	if w.head || !bodyAllowed(w.status) {
+		return n, nil
+	}
+	if w.failed {
+		return 0, errLaneWrite
+	}
+	if err := w.send(nil, parts); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// send writes the head (the first time), the kept body, first and parts.
+func (w *laneWriter) send(first []byte, parts [][]byte) error {
+	if !w.began {
+		w.began = true
+		w.c.held = w.formatHead(w.c.held[:0], -1)
+	}
+	w.c.held = append(w.c.held, w.body...)
+	w.body = w.body[:0]
+	n, err := w.c.writeHeldAnd(first, parts)
+	w.sent += n
+	if err != nil {
+		w.failed = true
+	}
+	return err
+}
+
+// finish sends what is left of the answer and reports whether the connection may serve
+// another request: not when a write failed, nor when the body sent is not the length the
+// head announced.
+func (w *laneWriter) finish() bool {
+	w.WriteHeader(http.StatusOK)
+	if !w.began {
+		w.began = true
+		length := int64(-1)
+		if !w.head && bodyAllowed(w.status) {
+			length = int64(len(w.body))
+		}
+		held := w.formatHead(w.c.held[:0], length)
+		if !w.head {
+			held = append(held, w.body...)
+		}
+		w.c.held = held
+		if _, err := w.c.writeHeldAnd(nil, nil); err != nil {
+			return false
+		}
+		w.sent = int64(len(w.body))
+		if w.head {
+			w.sent = 0
+		}
+		w.body = w.body[:0]
+	} else if len(w.body) > 0 {
+		if w.send(nil, nil) != nil {
+			return false
+		}
+	}
+	if w.failed || w.close {
+		return false
+	}
+	if cl := w.h.Get("Content-Length"); cl != "" && !w.head && bodyAllowed(w.status) {
+		if v, err := strconv.ParseInt(cl, 10, 64); err != nil || v != w.sent {
+			return false
+		}
+	}
+	return true
+}
+
+// formatHead appends the status line and fields to b. length, when at least 0, is the
+// body's length, set as Content-Length when the handler set none; a Date and, for a body
+// without a Content-Type, a sniffed one are added as net/http adds them.
+func (w *laneWriter) formatHead(b []byte, length int64) []byte {
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(w.status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(w.status)...)
+	b = append(b, "\r\n"...)
+	if _, ok := w.h["Date"]; !ok {
+		b = append(b, "Date: "...)
+		b = append(b, httpDate()...)
+		b = append(b, "\r\n"...)
+	}
+	if _, ok := w.h["Content-Length"]; !ok && length >= 0 {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, length, 10)
+		b = append(b, "\r\n"...)
+	}
+	if _, ok := w.h["Content-Type"]; !ok && len(w.body) > 0 && bodyAllowed(w.status) {
+		b = append(b, "Content-Type: "...)
+		b = append(b, http.DetectContentType(w.body)...)
+		b = append(b, "\r\n"...)
+	}
+	if length < 0 && !w.head && bodyAllowed(w.status) {
+		if _, ok := w.h["Content-Length"]; !ok { // a body of unknown length ends with the connection
+			w.close = true
+			b = append(b, "Connection: close\r\n"...)
+		}
+	}
+	for k, vs := range w.h {
+		if !validFieldName(k) {
+			continue
+		}
+		for _, v := range vs {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			for i := 0; i < len(v); i++ { // as net/http: a CR or LF in a value becomes a space
+				if c := v[i]; c == '\r' || c == '\n' {
+					b = append(b, ' ')
+				} else {
+					b = append(b, c)
+				}
+			}
+			b = append(b, "\r\n"...)
+		}
+	}
+	return append(b, "\r\n"...)
+}
+
+// validFieldName reports whether k is a token (RFC 9110 §5.6.2).
+func validFieldName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// bodyAllowed reports whether an answer of this status has a body (RFC 9110 §6.4.1).
+func bodyAllowed(status int) bool {
+	return status != http.StatusNoContent && status != http.StatusNotModified && status >= 200
+}
+
+// dateCache is the Date field's value, formatted once a second.
+var dateCache atomic.Pointer[dateValue]
+
+type dateValue struct {
+	sec int64
+	s   string
+}
+
+func httpDate() string {
+	now := time.Now()
+	if d := dateCache.Load(); d != nil && d.sec == now.Unix() {
+		return d.s
+	}
+	d := &dateValue{sec: now.Unix(), s: now.UTC().Format(http.TimeFormat)}
+	dateCache.Store(d)
+	return d.s
+}
