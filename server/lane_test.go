@@ -346,6 +346,37 @@ func TestLaneTimesOutSlowHeads(t *testing.T) {
 	}
 }
 
+// TestLaneKeepsIdleConnections: a connection whose head came in two parts, then idle for
+// longer than the header timeout, still serves its next request: the header timeout runs
+// from a head's first byte, the idle timeout between requests.
+func TestLaneKeepsIdleConnections(t *testing.T) {
+	le := startLane(t, true, server.Config{ReadHeaderTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", le.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(c)
+	before := le.srv.LaneServed()
+	req := head("GET /index.json HTTP/1.1", "Host: x")
+	for _, part := range []string{req[:10], req[10:]} {
+		if _, err := io.WriteString(c, part); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	readResponses(t, br, http.MethodGet)
+	time.Sleep(600 * time.Millisecond) // twice the header timeout, idle
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	readResponses(t, br, http.MethodGet)
+	if n := le.srv.LaneServed() - before; n != 2 {
+		t.Errorf("the lane answered %d requests, want 2", n)
+	}
+}
+
 // TestLaneClosesIdleConnectionsOnShutdown: at shutdown the lane's idle keep-alive
 // connections are closed and Serve returns; a request in the middle of its head is not
 // answered after it.
