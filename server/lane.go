@@ -71,7 +71,7 @@ type laneListener struct {
 	conns   map[*heldConn]bool // the lane's connections: true while one answers a request
 	wg      sync.WaitGroup     // the lane's connection goroutines
 
-	served *atomic.Int64 // requests the lane answered (Server.laneServed)
+	served *atomic.Int64 // requests the lane took (Server.laneServed)
 }
 
 // newLane serves on inner; handler answers lane requests, fast names their paths, and the
@@ -245,8 +245,8 @@ func (l *laneListener) serve(c *heldConn) {
 			_ = c.SetWriteDeadline(time.Now().Add(l.write))
 		}
 		w.reset(req.Method == http.MethodHead)
+		l.served.Add(1) // before any of the answer leaves: a client that has it sees it counted
 		l.handler.ServeHTTP(w, req)
-		l.served.Add(1) // before the answer leaves: a client that has it sees it counted
 		keep := w.finish()
 		n = copy(buf, buf[end:n])
 		if !l.setBusy(c, false) || !keep {
