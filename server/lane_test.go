@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
