@@ -2,10 +2,13 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -127,4 +130,53 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 			t.Errorf("body %d bytes (%v), want %d ending with the connection (Connection: close %v)", len(body), err, len(big), res.Close)
 		}
 	})
+}
+
+// TestLaneFinishesAnswersInFlightAtClose: a lane connection answering a request when the
+// listener closes sends its whole answer, then closes instead of reading another request,
+// and wait returns once it has.
+func TestLaneFinishesAnswersInFlightAtClose(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		close(entered)
+		<-release
+		_, _ = io.WriteString(w, "answer")
+	})
+	var served atomic.Int64
+	l := newLane(ln, &http.Server{IdleTimeout: time.Minute, ReadHeaderTimeout: time.Minute}, h,
+		func(p []byte) bool { return string(p) == "/index.json" }, &served, slog.New(slog.DiscardHandler))
+	defer l.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "GET /index.json HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	_ = l.Close()
+	close(release)
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		t.Fatalf("the answer in flight at Close: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if string(body) != "answer" {
+		t.Errorf("body %q", body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := l.wait(ctx); err != nil {
+		t.Errorf("wait: %v (the connection stayed open after its answer)", err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after its answer the connection reads %v, want it closed", err)
+	}
 }
