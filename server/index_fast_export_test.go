@@ -11,3 +11,6 @@ func (s *Server) TakesFastPath(r *http.Request) bool { return s.fastRoute(r) != 
 
 // LaneServed is how many requests Serve's lane has answered (lane.go).
 func (s *Server) LaneServed() int64 { return s.laneServed.Load() }
+
+// SetLaneHook makes f run before each request Serve's lane answers (set before Serve).
+func (s *Server) SetLaneHook(f func()) { s.laneHook = f }

@@ -72,6 +72,7 @@ type laneListener struct {
 	wg      sync.WaitGroup     // the lane's connection goroutines
 
 	served *atomic.Int64 // requests the lane took (Server.laneServed)
+	hook   func()        // tests: runs before each request the lane answers (Server.laneHook)
 }
 
 // newLane serves on inner; handler answers lane requests, fast names their paths, and the
@@ -246,6 +247,9 @@ func (l *laneListener) serve(c *heldConn) {
 		}
 		w.reset(req.Method == http.MethodHead)
 		l.served.Add(1) // before any of the answer leaves: a client that has it sees it counted
+		if l.hook != nil {
+			l.hook()
+		}
 		l.handler.ServeHTTP(w, req)
 		keep := w.finish()
 		n = copy(buf, buf[end:n])

@@ -416,3 +416,36 @@ func TestLaneClosesIdleConnectionsOnShutdown(t *testing.T) {
 		t.Fatalf("idle lane connection after shutdown: %v, want it closed", err)
 	}
 }
+
+// TestServeWaitsForLaneAnswers: Serve returns only once the lane's answers in flight are
+// sent and logged (every request has its line when Serve returns).
+func TestServeWaitsForLaneAnswers(t *testing.T) {
+	e := newEnvWith(t, server.Config{}, nil, true)
+	logs := &syncBuffer{}
+	srv := server.New(server.Config{PublicURL: "http://x", AdminSecret: adminToken}, e.svc, e.st, slog.New(slog.NewJSONHandler(logs, nil)))
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv.SetLaneHook(func() { close(entered); <-release })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	answered := make(chan []response, 1)
+	go func() {
+		answered <- exchange(t, ln.Addr().String(), head("GET /index.json HTTP/1.1", "Host: x"), http.MethodGet)
+	}()
+	<-entered
+	cancel()
+	go func() { time.Sleep(200 * time.Millisecond); close(release) }()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if !strings.Contains(logs.String(), `"path":"/index.json"`) {
+		t.Errorf("Serve returned before the lane's answer in flight was logged:\n%s", logs.String())
+	}
+	if r := <-answered; r[0].Status != http.StatusOK {
+		t.Errorf("the answer in flight at shutdown: %d", r[0].Status)
+	}
+}

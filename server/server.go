@@ -76,6 +76,7 @@ type Server struct {
 	fast   fastRoutes  // the document routes answered before echo's router (index_fast.go)
 	// laneServed counts the requests Serve's lane answered (lane.go).
 	laneServed atomic.Int64
+	laneHook   func() // tests: runs before each request the lane answers
 	// docHeaders are the header values of the documents served (serveDoc).
 	docHeaders docHeaderCache
 
@@ -144,6 +145,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	lane := newLane(ln, hs, s, s.isFast, &s.laneServed, s.log)
+	lane.hook = s.laneHook
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(lane) }()
 	select {
