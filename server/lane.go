@@ -217,20 +217,16 @@ func (l *laneListener) serve(c *heldConn) {
 	n := 0 // bytes in buf
 	w := &laneWriter{c: c, h: http.Header{}}
 	for {
-		end, ok := l.readHead(c, buf, &n)
-		if end < 0 {
-			if ok { // the head is not one the lane reads: net/http reads it
-				c.pre = append([]byte(nil), buf[:n]...)
-				handed = true
-				l.mu.Lock()
-				delete(l.conns, c)
-				l.mu.Unlock()
-				l.give(c)
-			}
+		end, open := l.readHead(c, buf, &n)
+		if !open {
 			return
 		}
-		req, ok := l.request(buf[:end], remote)
-		if !ok {
+		var req *http.Request
+		ok := false
+		if end >= 0 {
+			req, ok = l.request(buf[:end], remote)
+		}
+		if !ok { // not a request the lane reads: net/http reads it, and the rest
 			c.pre = append([]byte(nil), buf[:n]...)
 			handed = true
 			l.mu.Lock()
@@ -272,8 +268,8 @@ func (l *laneListener) setBusy(c *heldConn, busy bool) bool {
 }
 
 // readHead reads into buf (holding *n bytes already) until it holds a whole head, and
-// returns the head's length. It returns -1 and true when net/http is to read what is held
-// (a head longer than laneHeadMax, or a LF without its CR), -1 and false when the
+// returns the head's length, or -1 when net/http is to read what is held (a head longer
+// than laneHeadMax, or a LF without its CR before the head's end); false when the
 // connection is to close (the client closed it, timed out, or it failed). A client has the
 // idle timeout to start a request and the header timeout from then to end its head.
 func (l *laneListener) readHead(c *heldConn, buf []byte, n *int) (int, bool) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -432,9 +433,27 @@ func TestServeWaitsForLaneAnswers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	answered := make(chan []response, 1)
-	go func() {
-		answered <- exchange(t, ln.Addr().String(), head("GET /index.json HTTP/1.1", "Host: x"), http.MethodGet)
+	answered := make(chan error, 1)
+	go func() { // no t.Fatal off the test's goroutine: the error is reported below
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			answered <- err
+			return
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(c, head("GET /index.json HTTP/1.1", "Host: x")); err != nil {
+			answered <- err
+			return
+		}
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err == nil {
+			_, err = io.Copy(io.Discard, res.Body)
+			if err == nil && res.StatusCode != http.StatusOK {
+				err = fmt.Errorf("status %d", res.StatusCode)
+			}
+		}
+		answered <- err
 	}()
 	<-entered
 	cancel()
@@ -445,7 +464,7 @@ func TestServeWaitsForLaneAnswers(t *testing.T) {
 	if !strings.Contains(logs.String(), `"path":"/index.json"`) {
 		t.Errorf("Serve returned before the lane's answer in flight was logged:\n%s", logs.String())
 	}
-	if r := <-answered; r[0].Status != http.StatusOK {
-		t.Errorf("the answer in flight at shutdown: %d", r[0].Status)
+	if err := <-answered; err != nil {
+		t.Errorf("the answer in flight at shutdown: %v", err)
 	}
 }
