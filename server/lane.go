@@ -20,8 +20,8 @@ import (
 // three times, parses with a reader general enough for any request and sorts the response's
 // fields; for a 60 KB gzip answer on two cores that costs more than the answer itself. At
 // 1,000 plugins a minimal net/http handler of the same bytes reached 0.56–0.71× nginx's
-// gzip_static, a loop that reads the head and writes the answer 0.75–0.94×
-// (bench/scale's gzip phase; docs/index-at-scale.md).
+// gzip_static, a loop that reads the head and writes the answer 0.75–0.94×, the registry
+// 0.63× before the lane and 0.73–0.87× with it (bench/README.md, session 8).
 //
 // laneListener reads the first request of every TCP connection itself. A request it can
 // answer — GET or HEAD, HTTP/1.1, of a fast route's exact path (index_fast.go), with no
