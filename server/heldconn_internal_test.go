@@ -199,8 +199,6 @@ func serveHeld(t *testing.T, results chan<- error) string {
 	return serveOnHeld(t, srv)
 }
 
-// serveOnHeld runs srv on a heldListener on a free loopback port until the test ends and
-// returns its address.
 // heldListener wraps the *net.TCPConn connections a listener accepts in *heldConn, as the
 // lane does for those it hands net/http (heldConn alone, without the lane).
 type heldListener struct{ net.Listener }
@@ -213,6 +211,8 @@ func (l heldListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
+// serveOnHeld runs srv on a heldListener on a free loopback port until the test ends and
+// returns its address.
 func serveOnHeld(tb testing.TB, srv *http.Server) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

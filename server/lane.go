@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,18 +68,20 @@ type laneListener struct {
 	err     error         // why done closed (net.ErrClosed after Close)
 	once    sync.Once
 
-	mu      sync.Mutex
-	closing bool
-	conns   map[*heldConn]bool // the lane's connections: true while one answers a request
-	wg      sync.WaitGroup     // the lane's connection goroutines
+	mu       sync.Mutex
+	closing  bool
+	shutting atomic.Bool        // closing, read by answers in flight (Connection: close)
+	conns    map[*heldConn]bool // the lane's connections: true while one answers a request
+	wg       sync.WaitGroup     // the lane's connection goroutines
 
 	served *atomic.Int64 // requests the lane took (Server.laneServed)
-	hook   func()        // tests: runs before each request the lane answers (Server.laneHook)
+	hook   func()        // tests: runs before each request the lane answers
 }
 
 // newLane serves on inner; handler answers lane requests, fast names their paths, and the
 // timeouts are hs's.
-func newLane(inner net.Listener, hs *http.Server, handler http.Handler, fast func([]byte) bool, served *atomic.Int64, log *slog.Logger) *laneListener {
+// hook, when not nil, runs before each request the lane answers (tests).
+func newLane(inner net.Listener, hs *http.Server, handler http.Handler, fast func([]byte) bool, served *atomic.Int64, hook func(), log *slog.Logger) *laneListener {
 	head := hs.ReadHeaderTimeout
 	if head <= 0 {
 		head = hs.ReadTimeout
@@ -86,7 +90,7 @@ func newLane(inner net.Listener, hs *http.Server, handler http.Handler, fast fun
 	if idle <= 0 {
 		idle = hs.ReadTimeout
 	}
-	l := &laneListener{inner: inner, handler: handler, fast: fast, served: served, log: log,
+	l := &laneListener{inner: inner, handler: handler, fast: fast, served: served, hook: hook, log: log,
 		idle: idle, head: head, write: hs.WriteTimeout,
 		handoff: make(chan net.Conn), done: make(chan struct{}), conns: map[*heldConn]bool{}}
 	go l.acceptLoop()
@@ -110,6 +114,7 @@ func (l *laneListener) Addr() net.Addr { return l.inner.Addr() }
 func (l *laneListener) Close() error {
 	err := l.inner.Close()
 	l.stop(net.ErrClosed)
+	l.shutting.Store(true)
 	l.mu.Lock()
 	l.closing = true
 	for c, busy := range l.conns {
@@ -202,7 +207,7 @@ func (l *laneListener) serve(c *heldConn) {
 	defer l.wg.Done()
 	handed := false
 	defer func() {
-		if p := recover(); p != nil {
+		if p := recover(); p != nil && p != http.ErrAbortHandler { //nolint:errorlint // a sentinel panic value, as net/http compares it
 			l.log.Error("lane: panic serving a request", "panic", p, "remote", c.RemoteAddr().String())
 		}
 		l.mu.Lock()
@@ -215,9 +220,9 @@ func (l *laneListener) serve(c *heldConn) {
 	remote := c.RemoteAddr().String()
 	buf := make([]byte, laneHeadMax)
 	n := 0 // bytes in buf
-	w := &laneWriter{c: c, h: http.Header{}}
-	for {
-		end, open := l.readHead(c, buf, &n)
+	w := &laneWriter{c: c, l: l, h: http.Header{}}
+	for first := true; ; first = false {
+		end, open := l.readHead(c, buf, &n, first)
 		if !open {
 			return
 		}
@@ -270,10 +275,18 @@ func (l *laneListener) setBusy(c *heldConn, busy bool) bool {
 // readHead reads into buf (holding *n bytes already) until it holds a whole head, and
 // returns the head's length, or -1 when net/http is to read what is held (a head longer
 // than laneHeadMax, or a LF without its CR before the head's end); false when the
-// connection is to close (the client closed it, timed out, or it failed). A client has the
-// idle timeout to start a request and the header timeout from then to end its head.
-func (l *laneListener) readHead(c *heldConn, buf []byte, n *int) (int, bool) {
+// connection is to close (the client closed it, timed out, or it failed). As with
+// net/http, a connection's first head must come within the header timeout of its accept,
+// and a later one within the idle timeout for its first byte, then the header timeout.
+// (A head handed over gets net/http's own header timeout on top: at most twice it.)
+func (l *laneListener) readHead(c *heldConn, buf []byte, n *int, first bool) (int, bool) {
 	var start time.Time
+	if first {
+		start = time.Now()
+		if l.head > 0 {
+			_ = c.SetReadDeadline(start.Add(l.head))
+		}
+	}
 	for {
 		// A LF without its CR inside a whole head fails request's parse (in a value, a
 		// name or the request line); before the head's end it would never end it.
@@ -284,7 +297,7 @@ func (l *laneListener) readHead(c *heldConn, buf []byte, n *int) (int, bool) {
 		case *n == len(buf) || bareLF(buf[:*n]):
 			return -1, true
 		}
-		if *n == 0 {
+		if *n == 0 && start.IsZero() {
 			if l.idle > 0 {
 				_ = c.SetReadDeadline(time.Now().Add(l.idle))
 			}
@@ -418,158 +431,91 @@ func hostValue(v []byte) bool {
 	return true
 }
 
-// laneWriter is the http.ResponseWriter of a lane request. The head is written when the
-// handler returns (finish), with what the handler wrote (at most laneBodyMax bytes are
-// kept: past that the body is sent as it comes) or the parts writeWhole gives it, in one
-// writev.
+// laneWriter is the http.ResponseWriter of a lane request, as net/http's would be: the
+// fields are those the handler set when it called WriteHeader (or first wrote); no body
+// for a HEAD, a 204 or a 304; never more body than the Content-Length it set
+// (http.ErrContentLength); a Content-Length and a sniffed Content-Type when the handler set
+// none; a Date. What the handler writes is kept (up to laneBodyMax) and sent with the head
+// when it returns (finish), or with the parts writeWhole gives it, in one writev. A body of
+// unknown length that does not fit ends with the connection (Connection: close), where
+// net/http would chunk it: no lane handler sends one.
 type laneWriter struct {
-	c      *heldConn
-	h      http.Header
-	status int
-	head   bool   // a HEAD request: no body is sent
-	body   []byte // written by the handler and not sent yet
-	sent   int64  // body bytes sent, for the Content-Length check
-	began  bool   // the head has been sent
-	failed bool   // a write failed: the connection is to close
-	close  bool   // the body's end is the connection's (no Content-Length was set)
+	c *heldConn
+	l *laneListener
+	h http.Header
+
+	status   int
+	head     bool   // a HEAD request: no body is sent
+	fields   []byte // the status line and the handler's fields, made at WriteHeader
+	declared int64  // the handler's Content-Length; -1 for none (an invalid one is dropped)
+	typed    bool   // the handler set a Content-Type or a Content-Encoding: no sniffing
+	body     []byte // written by the handler and not sent yet
+	written  int64  // body bytes the handler wrote (a HEAD's included, as net/http counts them)
+	sent     int64  // body bytes sent
+	began    bool   // the head has been sent
+	failed   bool   // a write failed
+	close    bool   // the connection closes after this answer
 }
 
-// laneBodyMax is the most body bytes a laneWriter keeps before it sends its head.
-const laneBodyMax = 64 << 10
+// laneBodyMax is the most body bytes a laneWriter keeps before it sends its head; laneKeep
+// the largest buffer a connection keeps for its next answer.
+const (
+	laneBodyMax = 64 << 10
+	laneKeep    = 8 << 10
+)
 
 func (w *laneWriter) reset(head bool) {
 	clear(w.h)
-	w.status, w.head, w.body, w.sent, w.began, w.failed, w.close = 0, head, w.body[:0], 0, false, false, false
+	w.status, w.head, w.fields, w.declared, w.typed = 0, head, w.fields[:0], -1, false
+	w.body, w.written, w.sent, w.began, w.failed, w.close = w.body[:0], 0, 0, false, false, false
 }
 
 func (w *laneWriter) Header() http.Header { return w.h }
 
+// WriteHeader fixes the status and the fields (later changes to Header have no effect, as
+// with net/http). Informational codes are not sent on the lane.
 func (w *laneWriter) WriteHeader(code int) {
-	if w.status == 0 && code >= 200 { // informational answers are not sent on the lane
-		w.status = code
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code)) // as net/http
 	}
-}
-
-func (w *laneWriter) Write(p []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	if w.head || !bodyAllowed(w.status) {
-		return len(p), nil
+	if w.status != 0 || code < 200 {
+		return
 	}
-	if w.failed {
-		return 0, errLaneWrite
-	}
-	if !w.began && len(w.body)+len(p) <= laneBodyMax {
-		w.body = append(w.body, p...)
-		return len(p), nil
-	}
-	if err := w.send(p, nil); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-var errLaneWrite = errors.New("lane: the connection failed")
-
-// sendParts sends parts, the rest of the body (writeWhole).
-func (w *laneWriter) sendParts(parts [][]byte) (int64, error) {
-	w.WriteHeader(http.StatusOK)
-	var n int64
-	for _, p := range parts {
-		n += int64(len(p))
-	}
-	if w.head || !bodyAllowed(w.status) {
-		return n, nil
-	}
-	if w.failed {
-		return 0, errLaneWrite
-	}
-	if err := w.send(nil, parts); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-// send writes the head (the first time), the kept body, first and parts.
-func (w *laneWriter) send(first []byte, parts [][]byte) error {
-	if !w.began {
-		w.began = true
-		w.c.held = w.formatHead(w.c.held[:0], -1)
-	}
-	w.c.held = append(w.c.held, w.body...)
-	w.body = w.body[:0]
-	n, err := w.c.writeHeldAnd(first, parts)
-	w.sent += n
-	if err != nil {
-		w.failed = true
-	}
-	return err
-}
-
-// finish sends what is left of the answer and reports whether the connection may serve
-// another request: not when a write failed, nor when the body sent is not the length the
-// head announced.
-func (w *laneWriter) finish() bool {
-	w.WriteHeader(http.StatusOK)
-	if !w.began {
-		w.began = true
-		length := int64(-1)
-		if !w.head && bodyAllowed(w.status) {
-			length = int64(len(w.body))
-		}
-		w.c.held = append(w.formatHead(w.c.held[:0], length), w.body...) // no body for a HEAD (Write)
-		if _, err := w.c.writeHeldAnd(nil, nil); err != nil {
-			return false
-		}
-		w.sent, w.body = int64(len(w.body)), w.body[:0]
-	} else if len(w.body) > 0 {
-		if w.send(nil, nil) != nil {
-			return false
-		}
-	}
-	if w.failed || w.close {
-		return false
-	}
-	if cl := w.h.Get("Content-Length"); cl != "" && !w.head && bodyAllowed(w.status) {
-		if v, err := strconv.ParseInt(cl, 10, 64); err != nil || v != w.sent {
-			return false
-		}
-	}
-	return true
-}
-
-// formatHead appends the status line and fields to b. length, when at least 0, is the
-// body's length, set as Content-Length when the handler set none; a Date and, for a body
-// without a Content-Type, a sniffed one are added as net/http adds them.
-func (w *laneWriter) formatHead(b []byte, length int64) []byte {
-	b = append(b, "HTTP/1.1 "...)
-	b = strconv.AppendInt(b, int64(w.status), 10)
+	w.status = code
+	b := append(w.fields[:0], "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, ' ')
-	b = append(b, http.StatusText(w.status)...)
+	if text := http.StatusText(code); text != "" {
+		b = append(b, text...)
+	} else {
+		b = append(b, "status code "...)
+		b = strconv.AppendInt(b, int64(code), 10)
+	}
 	b = append(b, "\r\n"...)
-	if _, ok := w.h["Date"]; !ok {
-		b = append(b, "Date: "...)
-		b = append(b, httpDate()...)
-		b = append(b, "\r\n"...)
-	}
-	if _, ok := w.h["Content-Length"]; !ok && length >= 0 {
-		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, length, 10)
-		b = append(b, "\r\n"...)
-	}
-	if _, ok := w.h["Content-Type"]; !ok && len(w.body) > 0 && bodyAllowed(w.status) {
-		b = append(b, "Content-Type: "...)
-		b = append(b, http.DetectContentType(w.body)...)
-		b = append(b, "\r\n"...)
-	}
-	if length < 0 && !w.head && bodyAllowed(w.status) {
-		if _, ok := w.h["Content-Length"]; !ok { // a body of unknown length ends with the connection
-			w.close = true
-			b = append(b, "Connection: close\r\n"...)
-		}
-	}
 	for k, vs := range w.h {
 		if !validFieldName(k) {
 			continue
+		}
+		switch k {
+		case "Content-Length":
+			v, err := strconv.ParseInt(strings.TrimSpace(firstOf(vs)), 10, 64)
+			if len(vs) != 1 || err != nil || v < 0 || !bodyAllowed(code) {
+				continue // dropped, as net/http does (and for a 204 or 304)
+			}
+			w.declared = v
+		case "Transfer-Encoding":
+			continue // the lane never chunks
+		case "Content-Type":
+			if code == http.StatusNotModified {
+				continue
+			}
+			w.typed = true
+		case "Content-Encoding":
+			w.typed = w.typed || firstOf(vs) != ""
+		case "Connection":
+			for _, v := range vs {
+				w.close = w.close || httpToken(v, "close")
+			}
 		}
 		for _, v := range vs {
 			b = append(b, k...)
@@ -584,7 +530,162 @@ func (w *laneWriter) formatHead(b []byte, length int64) []byte {
 			b = append(b, "\r\n"...)
 		}
 	}
+	w.fields = b
+}
+
+func firstOf(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
+// httpToken reports whether the comma-separated list v has the token t (ASCII case-insensitively).
+func httpToken(v, t string) bool {
+	for f := range strings.SplitSeq(v, ",") {
+		if strings.EqualFold(strings.TrimSpace(f), t) {
+			return true
+		}
+	}
+	return false
+}
+
+// accept counts n more body bytes the handler writes, and reports whether they are to be
+// sent: not for a HEAD; an error for a status without a body, or past the Content-Length.
+func (w *laneWriter) accept(n int64) (bool, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(w.status) {
+		return false, http.ErrBodyNotAllowed
+	}
+	if w.declared >= 0 && w.written+n > w.declared {
+		return false, http.ErrContentLength
+	}
+	if w.failed {
+		return false, errLaneWrite
+	}
+	w.written += n
+	return !w.head, nil
+}
+
+func (w *laneWriter) Write(p []byte) (int, error) {
+	send, err := w.accept(int64(len(p)))
+	if !send {
+		if err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if !w.began && len(w.body)+len(p) <= laneBodyMax {
+		w.body = append(w.body, p...)
+		return len(p), nil
+	}
+	if err := w.send(p, nil); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+var errLaneWrite = errors.New("lane: the connection failed")
+
+// sendParts sends parts, the rest of the body (writeWhole), as one Write of them all.
+func (w *laneWriter) sendParts(parts [][]byte) (int64, error) {
+	var n int64
+	for _, p := range parts {
+		n += int64(len(p))
+	}
+	send, err := w.accept(n)
+	if !send {
+		if err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
+	if err := w.send(nil, parts); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// send writes the head (the first time), the kept body, first and parts.
+func (w *laneWriter) send(first []byte, parts [][]byte) error {
+	if !w.began {
+		w.c.held = w.endHead(w.c.held[:0], false)
+	}
+	w.c.held = append(w.c.held, w.body...)
+	w.sent += int64(len(w.body))
+	w.body = w.body[:0]
+	n, err := w.c.writeHeldAnd(first, parts)
+	w.sent += n
+	if err != nil {
+		w.failed = true
+	}
+	return err
+}
+
+// endHead appends the head to b: the fields WriteHeader made, then those net/http adds: a
+// Date, a Content-Length for the whole body once the handler is done (for a HEAD, the
+// bytes it wrote, if any), a sniffed Content-Type, Connection: close when the connection
+// ends with this answer.
+func (w *laneWriter) endHead(b []byte, done bool) []byte {
+	w.began = true
+	b = append(b, w.fields...)
+	if _, ok := w.h["Date"]; !ok {
+		b = append(b, "Date: "...)
+		b = append(b, httpDate()...)
+		b = append(b, "\r\n"...)
+	}
+	if bodyAllowed(w.status) && w.declared < 0 {
+		switch {
+		case done && (!w.head || w.written > 0):
+			b = append(b, "Content-Length: "...)
+			b = strconv.AppendInt(b, w.written, 10)
+			b = append(b, "\r\n"...)
+		case !w.head:
+			w.close = true // a body of unknown length ends with the connection
+		}
+	}
+	if bodyAllowed(w.status) && !w.typed && len(w.body) > 0 {
+		b = append(b, "Content-Type: "...)
+		b = append(b, http.DetectContentType(w.body)...)
+		b = append(b, "\r\n"...)
+	}
+	if w.l != nil && w.l.shutting.Load() {
+		w.close = true // as net/http: no keep-alive while shutting down
+	}
+	if w.close {
+		b = append(b, "Connection: close\r\n"...)
+	}
 	return append(b, "\r\n"...)
+}
+
+// finish sends what is left of the answer once the handler has returned, and reports
+// whether the connection may serve another request: not when a write failed, when the
+// answer ends with the connection, or when the body sent is not the length announced.
+func (w *laneWriter) finish() bool {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.began {
+		w.c.held = append(w.endHead(w.c.held[:0], true), w.body...)
+		w.sent, w.body = int64(len(w.body)), w.body[:0]
+		if _, err := w.c.writeHeldAnd(nil, nil); err != nil {
+			w.failed = true
+		}
+	} else if len(w.body) > 0 {
+		_ = w.send(nil, nil)
+	}
+	if cap(w.body) > laneKeep {
+		w.body = nil // no idle connection keeps a large answer's buffers
+	}
+	if cap(w.c.held) > laneKeep {
+		w.c.held = nil
+	}
+	if w.failed || w.close {
+		return false
+	}
+	return w.head || !bodyAllowed(w.status) || w.declared < 0 || w.sent == w.declared
 }
 
 // validFieldName reports whether k is a token (RFC 9110 §5.6.2).

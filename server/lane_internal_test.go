@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,7 +34,7 @@ func laneWriterPair(t *testing.T) (*laneWriter, *bufio.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sc.Close() })
-	w := &laneWriter{c: &heldConn{TCPConn: sc.(*net.TCPConn)}, h: http.Header{}}
+	w := &laneWriter{c: &heldConn{TCPConn: sc.(*net.TCPConn)}, h: http.Header{}, declared: -1}
 	return w, bufio.NewReader(client)
 }
 
@@ -96,6 +97,94 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 			}
 		}
 	})
+	t.Run("long body of its length", func(t *testing.T) {
+		w, br := laneWriterPair(t)
+		w.reset(false)
+		big := strings.Repeat("y", 100<<10)
+		w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+		done := make(chan bool, 1)
+		go func() {
+			for i := 0; i < len(big); i += 32 << 10 {
+				_, _ = io.WriteString(w, big[i:min(i+32<<10, len(big))])
+			}
+			done <- w.finish()
+		}()
+		res, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		if !<-done || res.Close || string(body) != big {
+			t.Errorf("a body of its Content-Length past the kept size: connection kept %v, %d bytes", !res.Close, len(body))
+		}
+	})
+	t.Run("never past the length", func(t *testing.T) {
+		w, br := laneWriterPair(t)
+		w.reset(false)
+		w.Header().Set("Content-Length", "5")
+		_, _ = io.WriteString(w, "hello")
+		if n, err := io.WriteString(w, "HTTP/1.1 200 OK\r\n"); n != 0 || err != http.ErrContentLength {
+			t.Errorf("a write past the Content-Length: %d, %v", n, err)
+		}
+		if !w.finish() {
+			t.Error("connection not kept")
+		}
+		_, _ = io.WriteString(w.c, "NEXT")
+		res, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		rest := make([]byte, 4)
+		_, _ = io.ReadFull(br, rest)
+		if string(body) != "hello" || string(rest) != "NEXT" {
+			t.Errorf("body %q then %q, want hello then NEXT", body, rest)
+		}
+	})
+	t.Run("fields net/http drops or adds", func(t *testing.T) {
+		w, br := laneWriterPair(t)
+		w.reset(true)
+		w.Header().Set("Content-Length", "abc")
+		w.Header().Set("Transfer-Encoding", "chunked")
+		w.WriteHeader(599)
+		_, _ = io.WriteString(w, "hello")
+		if !w.finish() {
+			t.Error("connection not kept")
+		}
+		_, _ = io.WriteString(w.c, "NEXT")
+		line, _ := br.ReadString('\n')
+		res, err := http.ReadResponse(bufio.NewReader(io.MultiReader(strings.NewReader(line), br)), &http.Request{Method: http.MethodHead})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line != "HTTP/1.1 599 status code 599\r\n" {
+			t.Errorf("status line %q", line)
+		}
+		if res.Header.Get("Transfer-Encoding") != "" || res.Header.Get("Content-Length") != "5" {
+			t.Errorf("fields %v: want no Transfer-Encoding and the HEAD's written length", res.Header)
+		}
+	})
+	t.Run("handler's connection close", func(t *testing.T) {
+		w, br := laneWriterPair(t)
+		w.reset(false)
+		w.Header().Set("Connection", "close")
+		_, _ = io.WriteString(w, "bye")
+		if w.finish() {
+			t.Error("an answer with Connection: close kept the connection")
+		}
+		res, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+		if err != nil || !res.Close {
+			t.Errorf("response %v, Close %v", err, res != nil && res.Close)
+		}
+	})
+	t.Run("no body for a 304", func(t *testing.T) {
+		w, _ := laneWriterPair(t)
+		w.reset(false)
+		w.WriteHeader(http.StatusNotModified)
+		if _, err := io.WriteString(w, "x"); err != http.ErrBodyNotAllowed {
+			t.Errorf("a 304's body write: %v", err)
+		}
+	})
 	t.Run("length mismatch", func(t *testing.T) {
 		w, _ := laneWriterPair(t)
 		w.reset(false)
@@ -148,7 +237,7 @@ func TestLaneFinishesAnswersInFlightAtClose(t *testing.T) {
 	})
 	var served atomic.Int64
 	l := newLane(ln, &http.Server{IdleTimeout: time.Minute, ReadHeaderTimeout: time.Minute}, h,
-		func(p []byte) bool { return string(p) == "/index.json" }, &served, slog.New(slog.DiscardHandler))
+		func(p []byte) bool { return string(p) == "/index.json" }, &served, nil, slog.New(slog.DiscardHandler))
 	defer l.Close()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -168,8 +257,8 @@ func TestLaneFinishesAnswersInFlightAtClose(t *testing.T) {
 		t.Fatalf("the answer in flight at Close: %v", err)
 	}
 	body, _ := io.ReadAll(res.Body)
-	if string(body) != "answer" {
-		t.Errorf("body %q", body)
+	if string(body) != "answer" || !res.Close {
+		t.Errorf("body %q, Connection: close %v (want the answer, and no keep-alive while closing)", body, res.Close)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -179,4 +268,70 @@ func TestLaneFinishesAnswersInFlightAtClose(t *testing.T) {
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Errorf("after its answer the connection reads %v, want it closed", err)
 	}
+}
+
+// laneAt serves h on a new lane with hs's timeouts, and returns its address.
+func laneAt(t *testing.T, hs *http.Server, h http.Handler) (*laneListener, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served atomic.Int64
+	l := newLane(ln, hs, h, func(p []byte) bool { return string(p) == "/index.json" }, &served, nil, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { _ = l.Close() })
+	return l, ln.Addr().String()
+}
+
+// TestLaneIdleAndWriteTimeouts: a connection idle past the idle timeout after an answer is
+// closed; an answer its client does not read is given up after the write timeout.
+func TestLaneIdleAndWriteTimeouts(t *testing.T) {
+	t.Run("idle", func(t *testing.T) {
+		_, addr := laneAt(t, &http.Server{IdleTimeout: 300 * time.Millisecond, ReadHeaderTimeout: time.Minute},
+			http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		_, _ = io.WriteString(c, "GET /index.json HTTP/1.1\r\nHost: x\r\n\r\n")
+		br := bufio.NewReader(c)
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.ReadAll(res.Body)
+		if _, err := br.ReadByte(); err != io.EOF {
+			t.Errorf("an idle connection: %v, want it closed after the idle timeout", err)
+		}
+	})
+	t.Run("write", func(t *testing.T) {
+		gaveUp := make(chan error, 1)
+		_, addr := laneAt(t, &http.Server{WriteTimeout: 300 * time.Millisecond, ReadHeaderTimeout: time.Minute},
+			http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				chunk := make([]byte, 1<<20)
+				for range 256 { // 256 MiB: more than any socket buffer holds
+					if _, err := w.Write(chunk); err != nil {
+						gaveUp <- err
+						return
+					}
+				}
+				gaveUp <- nil
+			}))
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, _ = io.WriteString(c, "GET /index.json HTTP/1.1\r\nHost: x\r\n\r\n") // and never read
+		select {
+		case err := <-gaveUp:
+			if err == nil {
+				t.Error("256 MiB written to a client that reads nothing")
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("an answer its client does not read was not given up")
+		}
+	})
 }

@@ -144,8 +144,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ConnContext:       withConn, // lets serveDoc send a document in one writev (heldconn.go)
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	lane := newLane(ln, hs, s, s.isFast, &s.laneServed, s.log)
-	lane.hook = s.laneHook
+	lane := newLane(ln, hs, s, s.isFast, &s.laneServed, s.laneHook, s.log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(lane) }()
 	select {
@@ -158,6 +157,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
 	err := hs.Shutdown(shutdownCtx)
+	_ = lane.Close() // hs closed it, unless ctx ended before hs.Serve took it
 	if werr := lane.wait(shutdownCtx); err == nil {
 		err = werr
 	}
