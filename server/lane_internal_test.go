@@ -160,7 +160,7 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		if line != "HTTP/1.1 599 status code 599\r\n" {
 			t.Errorf("status line %q", line)
 		}
-		if res.Header.Get("Transfer-Encoding") != "" || res.Header.Get("Content-Length") != "5" {
+		if len(res.TransferEncoding) != 0 || res.Header.Get("Content-Length") != "5" {
 			t.Errorf("fields %v: want no Transfer-Encoding and the HEAD's written length", res.Header)
 		}
 	})
@@ -183,6 +183,23 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		w.WriteHeader(http.StatusNotModified)
 		if _, err := io.WriteString(w, "x"); err != http.ErrBodyNotAllowed {
 			t.Errorf("a 304's body write: %v", err)
+		}
+	})
+	t.Run("no large buffer kept", func(t *testing.T) {
+		w, br := laneWriterPair(t)
+		w.reset(false)
+		_, _ = io.WriteString(w, strings.Repeat("z", 60<<10)) // kept whole, sent at finish
+		go func() {
+			res, err := http.ReadResponse(br, nil)
+			if err == nil {
+				_, _ = io.Copy(io.Discard, res.Body)
+			}
+		}()
+		if !w.finish() {
+			t.Fatal("connection not kept")
+		}
+		if cap(w.body) > laneKeep || cap(w.c.held) > laneKeep {
+			t.Errorf("after a 60 KiB answer the idle connection keeps %d + %d bytes of buffers", cap(w.body), cap(w.c.held))
 		}
 	})
 	t.Run("length mismatch", func(t *testing.T) {

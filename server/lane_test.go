@@ -466,3 +466,25 @@ func TestServeWaitsForLaneAnswers(t *testing.T) {
 		t.Errorf("the answer in flight at shutdown: %v", err)
 	}
 }
+
+// TestServeStopsAcceptingWhenItReturns: once Serve has returned, even when its context had
+// ended before it started, nothing is accepted on its listener any more.
+func TestServeStopsAcceptingWhenItReturns(t *testing.T) {
+	e := newEnvWith(t, server.Config{}, nil, true)
+	srv := server.New(server.Config{PublicURL: "http://x", AdminSecret: adminToken}, e.svc, e.st, slog.New(slog.DiscardHandler))
+	for range 20 { // the start and the shutdown race: each round is one draw
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Fatalf("Serve: %v", err)
+		}
+		if c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second); err == nil {
+			_ = c.Close()
+			t.Fatal("a connection was accepted after Serve returned")
+		}
+	}
+}
