@@ -147,22 +147,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	lane := newLane(ln, hs, s, s.isFast, &s.laneServed, s.laneHook, s.log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(lane) }()
+	var err error // hs.Serve's, never nil, when it returned before ctx ended
 	select {
-	case err := <-errc:
-		_ = lane.Close()
-		_ = lane.wait(context.WithoutCancel(ctx))
-		return err
+	case err = <-errc:
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
-	err := hs.Shutdown(shutdownCtx)
-	_ = lane.Close() // hs closed it, unless ctx ended before hs.Serve took it
-	if werr := lane.wait(shutdownCtx); err == nil {
-		err = werr
+	if err == nil {
+		err = hs.Shutdown(grace)
+		if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			err = serr
+		}
 	}
-	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		return serr
+	// http.Server.Serve closes its listener, the lane, whenever it returns: the lane
+	// accepts nothing more, and wait waits for the answers it has begun.
+	if werr := lane.wait(grace); err == nil {
+		err = werr
 	}
 	return err
 }
