@@ -2,11 +2,13 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -349,6 +351,51 @@ func TestLaneIdleAndWriteTimeouts(t *testing.T) {
 			}
 		case <-time.After(20 * time.Second):
 			t.Error("an answer its client does not read was not given up")
+		}
+	})
+}
+
+// FuzzLaneReadsAsNetHTTP: whatever head the lane answers, net/http reads the same bytes as
+// the same request: method, path, Host, fields, no body, and the same end (the next
+// request starts where the lane says). A head where the two would differ is a head two
+// readers of one connection could split differently; the lane must hand it over.
+func FuzzLaneReadsAsNetHTTP(f *testing.F) {
+	for _, s := range []string{
+		"GET /index.json HTTP/1.1\r\nHost: x\r\n\r\n",
+		"HEAD /index.json HTTP/1.1\r\nhost: [::1]:80\r\naccept-encoding: gzip, br;q=0.5\r\nConnection: Keep-Alive\r\n\r\nGET /",
+		"GET /curupira/index.json HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"a\", W/\"b\"\r\nIf-Modified-Since: Mon, 02 Jan 2006 15:04:05 GMT\r\n\r\n",
+		"GET /index.json HTTP/1.1\r\nHost: x\r\nUser-Agent: \t a b \t\r\nAccept: */*\r\n\r\n",
+		"GET /index.json HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+		"GET /index.json HTTP/1.1\r\nHost: x\r\n Accept: a\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	l := &laneListener{fast: func(p []byte) bool { return string(p) == "/index.json" || string(p) == "/curupira/index.json" }}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		i := bytes.Index(raw, crlfcrlf)
+		if i < 0 || len(raw) > laneHeadMax {
+			return // readHead hands such bytes over
+		}
+		end := i + 4
+		lr, ok := l.request(raw[:end], "192.0.2.1:1")
+		if !ok {
+			return
+		}
+		br := bufio.NewReaderSize(bytes.NewReader(raw), len(raw)+16)
+		nr, err := http.ReadRequest(br)
+		if err != nil {
+			t.Fatalf("the lane answers %q; net/http refuses it: %v", raw[:end], err)
+		}
+		if consumed := len(raw) - br.Buffered(); consumed != end {
+			t.Fatalf("%q: net/http's request ends at byte %d, the lane's at %d", raw, consumed, end)
+		}
+		if nr.Method != lr.Method || nr.URL.Path != lr.URL.Path || nr.URL.RawQuery != "" || nr.URL.RawPath != "" ||
+			nr.Host != lr.Host || nr.ContentLength != 0 || len(nr.TransferEncoding) != 0 || nr.Close {
+			t.Fatalf("%q: net/http reads %s %s (host %q, length %d, TE %v, close %v); the lane %s %s (host %q)", raw[:end],
+				nr.Method, nr.URL, nr.Host, nr.ContentLength, nr.TransferEncoding, nr.Close, lr.Method, lr.URL, lr.Host)
+		}
+		if !reflect.DeepEqual(nr.Header, lr.Header) {
+			t.Fatalf("%q: fields differ: net/http %v, lane %v", raw[:end], nr.Header, lr.Header)
 		}
 	})
 }
