@@ -78,9 +78,9 @@ type laneListener struct {
 	hook   func()        // tests: runs before each request the lane answers
 }
 
-// newLane serves on inner; handler answers lane requests, fast names their paths, and the
-// timeouts are hs's.
-// hook, when not nil, runs before each request the lane answers (tests).
+// newLane serves on inner: handler answers the lane's requests, fast names their paths,
+// the timeouts are hs's, served counts the requests taken, and hook (tests; nil otherwise)
+// runs before each.
 func newLane(inner net.Listener, hs *http.Server, handler http.Handler, fast func([]byte) bool, served *atomic.Int64, hook func(), log *slog.Logger) *laneListener {
 	head := hs.ReadHeaderTimeout
 	if head <= 0 {
