@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // The lane answers the plainest requests for the documents hosts poll without net/http's
@@ -68,11 +70,10 @@ type laneListener struct {
 	err     error         // why done closed (net.ErrClosed after Close)
 	once    sync.Once
 
-	mu       sync.Mutex
-	closing  bool
-	shutting atomic.Bool        // closing, read by answers in flight (Connection: close)
-	conns    map[*heldConn]bool // the lane's connections: true while one answers a request
-	wg       sync.WaitGroup     // the lane's connection goroutines
+	mu      sync.Mutex
+	closing atomic.Bool        // set by Close under mu; answers in flight read it (Connection: close)
+	conns   map[*heldConn]bool // the lane's connections: true while one answers a request
+	wg      sync.WaitGroup     // the lane's connection goroutines
 
 	served *atomic.Int64 // requests the lane took (Server.laneServed)
 	hook   func()        // tests: runs before each request the lane answers
@@ -114,9 +115,8 @@ func (l *laneListener) Addr() net.Addr { return l.inner.Addr() }
 func (l *laneListener) Close() error {
 	err := l.inner.Close()
 	l.stop(net.ErrClosed)
-	l.shutting.Store(true)
 	l.mu.Lock()
-	l.closing = true
+	l.closing.Store(true)
 	for c, busy := range l.conns {
 		if !busy {
 			_ = c.Close()
@@ -180,7 +180,7 @@ func (l *laneListener) acceptLoop() {
 		}
 		hc := &heldConn{TCPConn: tc}
 		l.mu.Lock()
-		if l.closing {
+		if l.closing.Load() {
 			l.mu.Unlock()
 			_ = c.Close()
 			continue
@@ -213,7 +213,9 @@ func (l *laneListener) serve(c *heldConn) {
 		l.mu.Lock()
 		delete(l.conns, c)
 		l.mu.Unlock()
-		if !handed {
+		if handed {
+			l.give(c)
+		} else {
 			_ = c.Close()
 		}
 	}()
@@ -232,12 +234,7 @@ func (l *laneListener) serve(c *heldConn) {
 			req, ok = l.request(buf[:end], remote)
 		}
 		if !ok { // not a request the lane reads: net/http reads it, and the rest
-			c.pre = append([]byte(nil), buf[:n]...)
-			handed = true
-			l.mu.Lock()
-			delete(l.conns, c)
-			l.mu.Unlock()
-			l.give(c)
+			c.pre, handed = append([]byte(nil), buf[:n]...), true
 			return
 		}
 		if !l.setBusy(c, true) {
@@ -265,7 +262,7 @@ func (l *laneListener) serve(c *heldConn) {
 func (l *laneListener) setBusy(c *heldConn, busy bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closing {
+	if l.closing.Load() {
 		return false
 	}
 	l.conns[c] = busy
@@ -349,6 +346,7 @@ func (l *laneListener) request(head []byte, remote string) (*http.Request, bool)
 		return nil, false
 	}
 	h := make(http.Header, 4)
+	var host string
 	var seen [len(laneFields)]bool
 	for len(rest) > 2 {
 		var field []byte
@@ -367,10 +365,12 @@ func (l *laneListener) request(head []byte, remote string) (*http.Request, bool)
 			return nil, false
 		}
 		switch laneFields[k] {
-		case "host":
+		case "host": // as net/http: the Host field is Request.Host, not in Header
 			if !hostValue(value) {
 				return nil, false
 			}
+			host = string(value)
+			continue
 		case "connection":
 			if !bytes.EqualFold(value, []byte("keep-alive")) {
 				return nil, false
@@ -381,8 +381,6 @@ func (l *laneListener) request(head []byte, remote string) (*http.Request, bool)
 	if !seen[0] { // HTTP/1.1 requires Host (net/http answers 400)
 		return nil, false
 	}
-	host := h.Get("Host")
-	delete(h, "Host") // as net/http: the Host field is Request.Host
 	p := string(target)
 	// No context: Request.Context is then context.Background (a lane answer is not
 	// cancelled by its client going away; it is written from memory at once).
@@ -493,7 +491,7 @@ func (w *laneWriter) WriteHeader(code int) {
 	}
 	b = append(b, "\r\n"...)
 	for k, vs := range w.h {
-		if !validFieldName(k) {
+		if !httpguts.ValidHeaderFieldName(k) {
 			continue
 		}
 		switch k {
@@ -513,9 +511,7 @@ func (w *laneWriter) WriteHeader(code int) {
 		case "Content-Encoding":
 			w.typed = w.typed || firstOf(vs) != ""
 		case "Connection":
-			for _, v := range vs {
-				w.close = w.close || httpToken(v, "close")
-			}
+			w.close = w.close || httpguts.HeaderValuesContainsToken(vs, "close")
 		}
 		for _, v := range vs {
 			b = append(b, k...)
@@ -538,16 +534,6 @@ func firstOf(vs []string) string {
 		return ""
 	}
 	return vs[0]
-}
-
-// httpToken reports whether the comma-separated list v has the token t (ASCII case-insensitively).
-func httpToken(v, t string) bool {
-	for f := range strings.SplitSeq(v, ",") {
-		if strings.EqualFold(strings.TrimSpace(f), t) {
-			return true
-		}
-	}
-	return false
 }
 
 // accept counts n more body bytes the handler writes, and reports whether they are to be
@@ -651,7 +637,7 @@ func (w *laneWriter) endHead(b []byte, done bool) []byte {
 		b = append(b, http.DetectContentType(w.body)...)
 		b = append(b, "\r\n"...)
 	}
-	if w.l != nil && w.l.shutting.Load() {
+	if w.l != nil && w.l.closing.Load() {
 		w.close = true // as net/http: no keep-alive while shutting down
 	}
 	if w.close {
@@ -686,23 +672,6 @@ func (w *laneWriter) finish() bool {
 		return false
 	}
 	return w.head || !bodyAllowed(w.status) || w.declared < 0 || w.sent == w.declared
-}
-
-// validFieldName reports whether k is a token (RFC 9110 §5.6.2).
-func validFieldName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // bodyAllowed reports whether an answer of this status has a body (RFC 9110 §6.4.1).
