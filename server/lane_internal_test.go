@@ -16,9 +16,9 @@ import (
 	"time"
 )
 
-// laneWriterPair is a laneWriter on one end of a loopback TCP connection and a reader of
-// what it sends on the other.
-func laneWriterPair(t *testing.T) (*laneWriter, *bufio.Reader) {
+// laneWriterPair is a laneWriter, ready for a request (a HEAD when head), on one end of a
+// loopback TCP connection, and a reader of what it sends on the other.
+func laneWriterPair(t *testing.T, head bool) (*laneWriter, *bufio.Reader) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -36,7 +36,8 @@ func laneWriterPair(t *testing.T) (*laneWriter, *bufio.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sc.Close() })
-	w := &laneWriter{c: &heldConn{TCPConn: sc.(*net.TCPConn)}, h: http.Header{}, declared: -1}
+	w := &laneWriter{c: &heldConn{TCPConn: sc.(*net.TCPConn)}, h: http.Header{}}
+	w.reset(head)
 	return w, bufio.NewReader(client)
 }
 
@@ -47,8 +48,7 @@ func laneWriterPair(t *testing.T) (*laneWriter, *bufio.Reader) {
 // length the head announced.
 func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 	t.Run("measured body", func(t *testing.T) {
-		w, br := laneWriterPair(t)
-		w.reset(false)
+		w, br := laneWriterPair(t, false)
 		w.Header().Set("X-Value", "a\r\nb\nc")
 		w.Header()["Bad Name"] = []string{"x"}
 		_, _ = io.WriteString(w, "<html>hello")
@@ -78,8 +78,7 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 			head   bool
 			status int
 		}{{true, 200}, {false, 304}} {
-			w, br := laneWriterPair(t)
-			w.reset(tc.head)
+			w, br := laneWriterPair(t, tc.head)
 			w.Header().Set("Content-Length", "5")
 			w.WriteHeader(tc.status)
 			_, _ = io.WriteString(w, "hello")
@@ -100,8 +99,7 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		}
 	})
 	t.Run("long body of its length", func(t *testing.T) {
-		w, br := laneWriterPair(t)
-		w.reset(false)
+		w, br := laneWriterPair(t, false)
 		big := strings.Repeat("y", 100<<10)
 		w.Header().Set("Content-Length", strconv.Itoa(len(big)))
 		done := make(chan bool, 1)
@@ -121,8 +119,7 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		}
 	})
 	t.Run("never past the length", func(t *testing.T) {
-		w, br := laneWriterPair(t)
-		w.reset(false)
+		w, br := laneWriterPair(t, false)
 		w.Header().Set("Content-Length", "5")
 		_, _ = io.WriteString(w, "hello")
 		if n, err := io.WriteString(w, "HTTP/1.1 200 OK\r\n"); n != 0 || err != http.ErrContentLength {
@@ -144,8 +141,7 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		}
 	})
 	t.Run("fields net/http drops or adds", func(t *testing.T) {
-		w, br := laneWriterPair(t)
-		w.reset(true)
+		w, br := laneWriterPair(t, true)
 		w.Header().Set("Content-Length", "abc")
 		w.Header().Set("Transfer-Encoding", "chunked")
 		w.WriteHeader(599)
@@ -167,8 +163,7 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		}
 	})
 	t.Run("handler's connection close", func(t *testing.T) {
-		w, br := laneWriterPair(t)
-		w.reset(false)
+		w, br := laneWriterPair(t, false)
 		w.Header().Set("Connection", "close")
 		_, _ = io.WriteString(w, "bye")
 		if w.finish() {
@@ -180,16 +175,14 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		}
 	})
 	t.Run("no body for a 304", func(t *testing.T) {
-		w, _ := laneWriterPair(t)
-		w.reset(false)
+		w, _ := laneWriterPair(t, false)
 		w.WriteHeader(http.StatusNotModified)
 		if _, err := io.WriteString(w, "x"); err != http.ErrBodyNotAllowed {
 			t.Errorf("a 304's body write: %v", err)
 		}
 	})
 	t.Run("no large buffer kept", func(t *testing.T) {
-		w, br := laneWriterPair(t)
-		w.reset(false)
+		w, br := laneWriterPair(t, false)
 		_, _ = io.WriteString(w, strings.Repeat("z", 60<<10)) // kept whole, sent at finish
 		go func() {
 			res, err := http.ReadResponse(br, nil)
@@ -205,8 +198,7 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		}
 	})
 	t.Run("length mismatch", func(t *testing.T) {
-		w, _ := laneWriterPair(t)
-		w.reset(false)
+		w, _ := laneWriterPair(t, false)
 		w.Header().Set("Content-Length", "10")
 		_, _ = io.WriteString(w, "hello")
 		if w.finish() {
@@ -214,8 +206,7 @@ func TestLaneWriterAnswersAsNetHTTP(t *testing.T) {
 		}
 	})
 	t.Run("long body of unknown length", func(t *testing.T) {
-		w, br := laneWriterPair(t)
-		w.reset(false)
+		w, br := laneWriterPair(t, false)
 		w.Header().Set("Content-Type", "text/plain")
 		big := strings.Repeat("x", laneBodyMax+1)
 		done := make(chan bool, 1)

@@ -45,31 +45,23 @@ func startLane(t *testing.T, built bool, cfg server.Config) *laneEnv {
 	logs := &syncBuffer{}
 	cfg.PublicURL, cfg.AdminSecret, cfg.Metrics = "http://x", adminToken, server.NewMetrics()
 	srv := server.New(cfg, e.svc, e.st, slog.New(slog.NewJSONHandler(logs, nil)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop := serveUntil(t, srv)
+	plain := httptest.NewServer(srv)
+	t.Cleanup(plain.Close)
+	le := &laneEnv{env: e, srv: srv, addr: addr, plain: plain.Listener.Addr().String(), logs: logs, stop: stop}
+	return le
+}
+
+// dial connects to addr for at most 20 s of the test.
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	plain := httptest.NewServer(srv)
-	stopped := false
-	le := &laneEnv{env: e, srv: srv, addr: ln.Addr().String(), plain: plain.Listener.Addr().String(), logs: logs}
-	le.stop = func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(30 * time.Second): // a liveness bound: Serve gives in-flight requests 20 s
-			return errors.New("Serve did not return")
-		}
-	}
-	t.Cleanup(func() { plain.Close(); _ = le.stop() })
-	return le
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	return c
 }
 
 // exchange writes raw on a new connection to addr and reads one response per method in
@@ -342,12 +334,7 @@ func TestLanePipelinedRequestsKeepTheirOrder(t *testing.T) {
 func TestLaneTimesOutSlowHeads(t *testing.T) {
 	le := startLane(t, true, server.Config{ReadHeaderTimeout: 300 * time.Millisecond})
 	for _, sent := range []string{"", "GET /index.json HTTP/1.1\r\nHo"} {
-		c, err := net.Dial("tcp", le.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		c := dial(t, le.addr)
 		if _, err := io.WriteString(c, sent); err != nil {
 			t.Fatal(err)
 		}
@@ -362,12 +349,7 @@ func TestLaneTimesOutSlowHeads(t *testing.T) {
 // from a head's first byte, the idle timeout between requests.
 func TestLaneKeepsIdleConnections(t *testing.T) {
 	le := startLane(t, true, server.Config{ReadHeaderTimeout: 300 * time.Millisecond})
-	c, err := net.Dial("tcp", le.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	c := dial(t, le.addr)
 	br := bufio.NewReader(c)
 	before := le.srv.LaneServed()
 	req := head("GET /index.json HTTP/1.1", "Host: x")
@@ -393,12 +375,7 @@ func TestLaneKeepsIdleConnections(t *testing.T) {
 // answered after it.
 func TestLaneClosesIdleConnectionsOnShutdown(t *testing.T) {
 	le := startLane(t, true, server.Config{})
-	c, err := net.Dial("tcp", le.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	c := dial(t, le.addr)
 	br := bufio.NewReader(c)
 	before := le.srv.LaneServed()
 	if _, err := io.WriteString(c, head("GET /index.json HTTP/1.1", "Host: x")); err != nil {
@@ -424,16 +401,10 @@ func TestServeWaitsForLaneAnswers(t *testing.T) {
 	srv := server.New(server.Config{PublicURL: "http://x", AdminSecret: adminToken}, e.svc, e.st, slog.New(slog.NewJSONHandler(logs, nil)))
 	entered, release := make(chan struct{}), make(chan struct{})
 	srv.SetLaneHook(func() { close(entered); <-release })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	addr, stop := serveUntil(t, srv)
 	answered := make(chan error, 1)
 	go func() { // no t.Fatal off the test's goroutine: the error is reported below
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			answered <- err
 			return
@@ -454,9 +425,8 @@ func TestServeWaitsForLaneAnswers(t *testing.T) {
 		answered <- err
 	}()
 	<-entered
-	cancel()
 	go func() { time.Sleep(200 * time.Millisecond); close(release) }()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	if !strings.Contains(logs.String(), `"path":"/index.json"`) {

@@ -3,12 +3,14 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,14 @@ import (
 // serveOn runs srv on a real loopback listener until the test ends and returns its address.
 func serveOn(t *testing.T, srv *server.Server) string {
 	t.Helper()
+	addr, _ := serveUntil(t, srv)
+	return addr
+}
+
+// serveUntil runs srv on a real loopback listener and returns its address and stop, which
+// ends Serve and returns what it returned (at the latest when the test ends).
+func serveUntil(t *testing.T, srv *server.Server) (addr string, stop func() error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -25,8 +35,21 @@ func serveOn(t *testing.T, srv *server.Server) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return ln.Addr().String()
+	var once sync.Once
+	var serr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case serr = <-done:
+			case <-time.After(30 * time.Second): // a liveness bound: Serve gives in-flight requests 20 s
+				serr = errors.New("Serve did not return")
+			}
+		})
+		return serr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return ln.Addr().String(), stop
 }
 
 // dripBody sends head (a request whose headers declare a 100 KB body), then drips the
