@@ -156,23 +156,38 @@ func sameRepo(a, b string) bool {
 // finding is in the problem list, with File set to path. The list is nil when the file
 // cannot be decoded at all.
 func LoadList(path string) (*List, problem.List, error) {
+	data, err := readList(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, probs := listOf(data)
+	return l, probs.InFile(path), nil
+}
+
+// readList reads the list file at path, at most maxListSize bytes.
+func readList(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("index: load list: %w", err)
+		return nil, fmt.Errorf("index: load list: %w", err)
 	}
 	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
 	data, err := io.ReadAll(io.LimitReader(f, maxListSize+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("index: read %s: %w", path, err)
+		return nil, fmt.Errorf("index: read %s: %w", path, err)
 	}
 	if len(data) > maxListSize {
-		return nil, nil, fmt.Errorf("index: read %s: %w", path, errTooLarge)
+		return nil, fmt.Errorf("index: read %s: %w", path, errTooLarge)
 	}
+	return data, nil
+}
+
+// listOf is LoadList of a list's bytes, its problems not yet in a file.
+func listOf(data []byte) (*List, problem.List) {
 	l, probs, root := parseList(data)
 	if l != nil {
 		probs = append(probs, checkFileIDs(rootPositions(root), l)...)
 	}
-	return l, probs.InFile(path), nil
+	return l, probs
 }
 
 // CheckFileIDs refuses two entries of any kind that map to the same file id

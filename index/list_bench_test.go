@@ -50,3 +50,29 @@ func BenchmarkLoadList(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoadListCached is BenchmarkLoadList through a ListCache that holds the list: the
+// cost of a start or reload with plugins.yaml and the program unchanged.
+func BenchmarkLoadListCached(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		dir := b.TempDir()
+		path := filepath.Join(dir, "plugins.yaml")
+		data := benchList(n)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		c := index.ListCache{Dir: filepath.Join(dir, "cache")}
+		if got, err := c.Load(path); err != nil || got.WriteErr != nil {
+			b.Fatalf("err %v, write %v", err, got.WriteErr)
+		}
+		b.Run(fmt.Sprintf("plugins=%d/bytes=%d", n, len(data)), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				got, err := c.Load(path)
+				if err != nil || !got.Cached || len(got.List.Plugins) != n {
+					b.Fatalf("err %v, cached %v", err, got.Cached)
+				}
+			}
+		})
+	}
+}

@@ -112,17 +112,19 @@ func usesText(uses []store.BlobUse) []string {
 // at its recorded size; serve runs it at start so that a lost blob folder is reported (and
 // its releases leave the index) before the first request.
 func (s *Service) CheckBlobsExist(ctx context.Context) error {
-	recs, err := s.store.BlobRecords(ctx)
+	recs, err := s.store.UsedBlobs(ctx)
 	if err != nil {
 		return err
 	}
 	changed := false
 	for _, r := range recs {
-		if len(r.Uses) == 0 {
-			continue
+		serr := s.blobs.Stat(ctx, r.SHA256, r.Size)
+		if serr != nil { // the uses of a damaged blob only: they name it in /readyz and the log
+			if r.Uses, err = s.store.BlobUsesOf(ctx, r.SHA256); err != nil {
+				return err
+			}
 		}
-		err := s.blobs.Stat(ctx, r.SHA256, r.Size)
-		changed = s.setDamage(r.SHA256, problemOf(r, err)) || changed
+		changed = s.setDamage(r.SHA256, problemOf(r, serr)) || changed
 	}
 	if changed {
 		s.log.Error("blobs damaged at start; their releases are left out of the index", "damaged", len(s.Damaged()))

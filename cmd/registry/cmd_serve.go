@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -74,7 +75,8 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 func serve(ctx context.Context, c *cli, cfg Config) error {
 	logOut := server.NewLogOutput(c.stderr) // request lines leave in batches (server.LogOutput)
 	log := newLogger(logOut, cfg.LogFormat)
-	list, err := loadList(cfg.PluginsPath)
+	cache := listCache(cfg, log)
+	list, err := cache.load(cfg.PluginsPath)
 	if err != nil {
 		return err
 	}
@@ -162,7 +164,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log, demo: dm}
+	reloader := &reloader{path: cfg.PluginsPath, svc: svc, log: log, demo: dm, cache: cache}
 	var oidcExchanger server.OIDCExchanger
 	if cfg.OIDCIssuer != "off" {
 		oidcExchanger = ingest.NewTrustedPublishing(ctx, st, svc.List, cfg.OIDCIssuer, cfg.OIDCAudience, log)
@@ -249,6 +251,36 @@ func ingestConfig(cfg Config) (ingest.Config, error) {
 // loadList reads plugins.yaml; any error-severity problem refuses it, listing them all.
 func loadList(path string) (*index.List, error) {
 	l, probs, err := index.LoadList(path)
+	return checkedList(path, l, probs, err)
+}
+
+// cachedList is loadList through serve's list cache (DATA/cache): a start or reload of an
+// unchanged plugins.yaml by the same binary decodes what the last one checked
+// (index.ListCache). log reports a cache that cannot be written.
+type cachedList struct {
+	cache index.ListCache
+	log   *slog.Logger
+}
+
+func listCache(cfg Config, log *slog.Logger) cachedList {
+	return cachedList{cache: index.ListCache{Dir: filepath.Join(cfg.DataDir, "cache")}, log: log}
+}
+
+func (c cachedList) load(path string) (*index.List, error) {
+	got, err := c.cache.Load(path)
+	if c.log != nil {
+		if got.WriteErr != nil {
+			c.log.Warn("plugins.yaml cache not written; the next start parses the list again", "err", got.WriteErr)
+		}
+		if got.List != nil {
+			c.log.Info("curated list", "path", path, "plugins", len(got.List.Plugins), "extensions", len(got.List.Extensions), "cached", got.Cached)
+		}
+	}
+	return checkedList(path, got.List, got.Problems, err)
+}
+
+// checkedList is the list LoadList (or the cache) made of path, or the refusal of it.
+func checkedList(path string, l *index.List, probs problem.List, err error) (*index.List, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--plugins %s: cannot read the curated list: %w (create one, or point --plugins / REGISTRY_PLUGINS at it)", path, err)
 	}
@@ -272,12 +304,13 @@ func loadList(path string) (*index.List, error) {
 // reloader re-reads plugins.yaml on SIGHUP or the admin API; a broken file keeps the
 // previous list and is reported.
 type reloader struct {
-	path string
-	demo *demo // under --demo, each reload rewrites the demo's plugins.yaml from path
-	svc  *ingest.Service
-	log  *slog.Logger
-	mu   sync.Mutex                    // one reload at a time
-	last atomic.Pointer[reloadFailure] // the last reload's failure, nil after a success; read by /readyz without waiting for a reload
+	path  string
+	demo  *demo      // under --demo, each reload rewrites the demo's plugins.yaml from path
+	cache cachedList // plugins.yaml's cache (the demo's list is not cached)
+	svc   *ingest.Service
+	log   *slog.Logger
+	mu    sync.Mutex                    // one reload at a time
+	last  atomic.Pointer[reloadFailure] // the last reload's failure, nil after a success; read by /readyz without waiting for a reload
 }
 
 type reloadFailure struct{ err error }

@@ -56,7 +56,7 @@ func startDemo(c *cli, cfg Config) (*demo, *index.List, error) {
 	if created {
 		fmt.Fprintf(c.stdout, "demo: generated an ed25519 signing key in %s (key %s)\n", d.keyPath, d.fingerprint())
 	}
-	l, err := d.loadList(cfg.PluginsPath)
+	l, err := d.loadList(cfg.PluginsPath, cachedList{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,10 +109,10 @@ func (d *demo) setKey(key ed25519.PrivateKey) {
 
 // loadList reads the curated list at path (its problems are reported against path), then
 // writes the demo's copy of it with the demo key listed and loads that: the policy in force
-// is a plugins.yaml anyone can read and lint. Without --demo (d is nil) it is loadList.
-func (d *demo) loadList(path string) (*index.List, error) {
+// is a plugins.yaml anyone can read and lint. Without --demo (d is nil) it is cache's load.
+func (d *demo) loadList(path string, cache cachedList) (*index.List, error) {
 	if d == nil {
-		return loadList(path)
+		return cache.load(path)
 	}
 	if _, err := loadList(path); err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (d *demo) loadList(path string) (*index.List, error) {
 }
 
 // reloadList is the reloader's list loader: the demo's when the demo runs.
-func (r *reloader) reloadList() (*index.List, error) { return r.demo.loadList(r.path) }
+func (r *reloader) reloadList() (*index.List, error) { return r.demo.loadList(r.path, r.cache) }
 
 // withEd25519Key returns the plugins.yaml src with pub added to signing.ed25519_keys of the
 // plugin id (and signing.required set when the entry had no signing block). ok is false,

@@ -83,6 +83,14 @@ type Downloads interface {
 	DailyDownloads(ctx context.Context, packageID, from string) ([]store.DayCount, error)
 }
 
+// Blobs is what the metadata store records of blobs: sizes and every use.
+type Blobs interface {
+	BlobRecords(ctx context.Context) ([]store.BlobRecord, error)
+	UsedBlobs(ctx context.Context) ([]store.BlobRecord, error)
+	BlobUsesOf(ctx context.Context, sha string) ([]store.BlobUse, error)
+	RecordPreviewFetched(ctx context.Context, url, sha, contentType string, size int64) (*store.Preview, error)
+}
+
 // Backend is the metadata store the suite exercises: the subset of *store.Store's methods
 // a second implementation must provide, with the same errors (store.ErrNotFound,
 // store.ErrConflict) and the same behaviour.
@@ -95,6 +103,7 @@ type Backend interface {
 	Serial
 	Sync
 	Downloads
+	Blobs
 }
 
 // suite is every behaviour, one subtest each, in the order Run runs them.
@@ -124,6 +133,7 @@ var suite = []struct {
 	{"SyncState", testSyncState},
 	{"Downloads", testDownloads},
 	{"DownloadsConcurrent", testDownloadsConcurrent},
+	{"BlobUses", testBlobUses},
 }
 
 // Run runs every behaviour of the suite as a subtest of t, each on a fresh, empty backend

@@ -1,0 +1,69 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/pluginyard/registry/store"
+)
+
+// testBlobUses: the blobs a start stats (UsedBlobs) are exactly those BlobRecords gives
+// uses, package, icon and preview copy alike, in sha256 order; a blob nothing uses is left
+// out; BlobUsesOf gives each one BlobRecords' uses, in its order.
+func testBlobUses(t *testing.T, b Backend) {
+	ctx := context.Background()
+	shared := []byte("shared package bytes")
+	mustPublish(t, b, "blob-y", "1.0.0", shared) // published first, listed after blob-a's use
+	a := newRelease("blob-a", "1.0.0", shared)
+	icon := []byte("icon bytes")
+	a.IconSHA256, a.IconExt, a.IconType, a.IconSize = sha(icon), "png", "image/png", int64(len(icon))
+	if _, err := b.InsertRelease(ctx, a, publishAudit("blob-a", "1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	mustPublish(t, b, "blob-b", "1.0.0", shared) // the same bytes: one blob, three uses
+	mustPublish(t, b, "blob-b", "1.1.0", []byte("b 1.1.0"))
+	const url = "https://example.com/preview.png"
+	if _, err := b.RecordPreviewFetched(ctx, url, sha([]byte("preview")), "image/png", 7); err != nil {
+		t.Fatal(err)
+	}
+	// A second copy of a URL that has one: its blob is recorded, and nothing uses it.
+	unused := sha([]byte("a later copy"))
+	if _, err := b.RecordPreviewFetched(ctx, url, unused, "image/png", 12); err != nil {
+		t.Fatal(err)
+	}
+
+	recs, err := b.BlobRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []store.BlobRecord
+	sawUnused := false
+	for _, r := range recs {
+		if r.SHA256 == unused {
+			sawUnused = len(r.Uses) == 0
+		}
+		if len(r.Uses) > 0 {
+			want = append(want, store.BlobRecord{SHA256: r.SHA256, Size: r.Size})
+		}
+	}
+	if !sawUnused || len(want) != 4 {
+		t.Fatalf("fixture: BlobRecords %+v (want 4 used blobs and the unused one)", recs)
+	}
+	used, err := b.UsedBlobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(used, want) {
+		t.Errorf("UsedBlobs:\n got %+v\nwant %+v", used, want)
+	}
+	for _, r := range recs {
+		uses, err := b.BlobUsesOf(ctx, r.SHA256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(uses, r.Uses) {
+			t.Errorf("BlobUsesOf(%s): %+v, BlobRecords says %+v", r.SHA256[:12], uses, r.Uses)
+		}
+	}
+}
