@@ -308,8 +308,28 @@ func searchWindow(ctx context.Context, rd searchReader, dl searchSQL, q SearchQu
 	}
 	if n <= SearchCap {
 		src, args = textWhere(dl, q, false)
+	} else if ws, ok := dl.(windowScorer); ok && relevanceSort(q.Sort) && q.Category == "" {
+		if words := searchWords(q.Q); len(words) == 1 {
+			return ws.scoredWindow(ctx, rd, words[0], src, args)
+		}
 	}
 	return windowOf(ctx, rd, dl, q.Sort, src, args)
+}
+
+// windowScorer is a dialect that scores the window of a common word itself, at less cost
+// than its score() (ftsSearch.scoredWindow).
+type windowScorer interface {
+	scoredWindow(ctx context.Context, rd searchReader, word, src string, args []any) ([]searchRow, error)
+}
+
+// relevanceSort reports whether sort orders by relevance (every sort but name, recent and
+// downloads, as searchRowCols has it).
+func relevanceSort(sort string) bool {
+	switch sort {
+	case "name", "recent", "downloads":
+		return false
+	}
+	return true
 }
 
 // windowCount is the number of matches of src, up to SearchCap+1.
@@ -370,7 +390,7 @@ func searchRowOrder(sort string) func(a, b searchRow) int {
 		var c int
 		switch sort {
 		case "name":
-			c = strings.Compare(asciiLower(a.name), asciiLower(b.name))
+			c = compareASCIILower(a.name, b.name)
 		case "recent":
 			c = strings.Compare(b.updatedAt, a.updatedAt)
 		case "downloads":
@@ -382,14 +402,22 @@ func searchRowOrder(sort string) func(a, b searchRow) int {
 	}
 }
 
-// asciiLower lower-cases ASCII letters only, as SQLite's lower() does.
-func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if 'A' <= r && r <= 'Z' {
-			return r + 'a' - 'A'
+// compareASCIILower compares a and b lower-cased as SQLite's lower() does (ASCII letters
+// only), without making either: a sort by name compares each row many times.
+func compareASCIILower(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
 		}
-		return r
-	}, s)
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return cmp.Compare(x, y)
+		}
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 // exactKey is what an exact match compares: the text lower-cased, every letter (a search
@@ -498,9 +526,13 @@ func (s *Store) searchTextCounted(ctx context.Context, q SearchQuery, withCounts
 	for _, r := range first {
 		exact[r.id] = true
 	}
-	rest := slices.DeleteFunc(slices.Clone(win[:min(len(win), SearchCap)]), func(r searchRow) bool { return exact[r.id] })
+	rest := slices.DeleteFunc(win[:min(len(win), SearchCap)], func(r searchRow) bool { return exact[r.id] }) // win is read no more
 	slices.SortFunc(rest, order)
-	for _, r := range rowWindow(append(first, rest...), q.Offset, q.Limit) {
+	all := rest
+	if len(first) > 0 {
+		all = append(first, rest...)
+	}
+	for _, r := range rowWindow(all, q.Offset, q.Limit) {
 		res.IDs = append(res.IDs, r.id)
 	}
 	return res, nil

@@ -118,7 +118,7 @@ func (ftsSearch) window(cols, src string) string {
 	return "SELECT " + cols + " FROM " + src + " ORDER BY rowid LIMIT ?"
 }
 
-func (ftsSearch) score() string     { return "bm25(search, 10.0, 5.0, 1.0, 2.0, 2.0)" }
+func (ftsSearch) score() string     { return ftsScore() }
 func (ftsSearch) noScore() string   { return "0.0" }
 func (ftsSearch) downloads() string { return "CAST(downloads AS INTEGER)" }
 

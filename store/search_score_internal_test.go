@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scoreDocs are n search rows of varied lengths and texts, word in some columns of some
+// rows (never in all: its IDF stays above FTS5's floor), with accents and capitals.
+func scoreDocs(n int, word string) []SearchDoc {
+	rng := rand.New(rand.NewPCG(7, 11))
+	fill := []string{"alpha", "Beta", "gamma-ray", "déjà", "vu", "ÜBER", "naïve", "42", "x1", "café", "schön", "plugin"}
+	text := func(max int, withWord bool) string {
+		var w []string
+		for range rng.IntN(max) + 1 {
+			w = append(w, fill[rng.IntN(len(fill))])
+		}
+		if withWord {
+			forms := []string{word, strings.ToUpper(word), strings.Title(word) + ",", "(" + word + ")"} //nolint:staticcheck // ASCII
+			for range rng.IntN(3) + 1 {
+				w = slices.Insert(w, rng.IntN(len(w)+1), forms[rng.IntN(len(forms))])
+			}
+		}
+		return strings.Join(w, " ")
+	}
+	now := time.Now()
+	docs := make([]SearchDoc, n)
+	for i := range docs {
+		has := rng.IntN(5) < 2 // two rows in five hold the word: more than SearchCap, less than half
+		col := rng.IntN(5)
+		d := SearchDoc{ID: fmt.Sprintf("pkg-%05d", i), Name: text(4, has && col == 1), Description: text(40, has && (col == 2 || col == 0)),
+			Author: text(3, has && col == 3), Categories: []string{"tools"}, Kind: "plugin", UpdatedAt: now, Downloads: int64(n - i)}
+		if has && col == 0 {
+			d.ID = fmt.Sprintf("pkg-%s-%05d", word, i)
+		}
+		if has && col == 4 {
+			d.Categories = []string{word, "tools"}
+		}
+		docs[i] = d
+	}
+	return docs
+}
+
+// TestScoredWindowIsBM25: the window of a common word scored in Go is FTS5's bm25 over
+// the same rows divided by the word's IDF, row for row, so it orders the window as bm25
+// does: the split and folding of words, the weights, the row lengths and the table's
+// totals are FTS5's.
+func TestScoredWindowIsBM25(t *testing.T) {
+	sqliteOnly(t, "compares with FTS5's bm25")
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	const word = "workflow"
+	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap*4, word)); err != nil {
+		t.Fatal(err)
+	}
+	dl := ftsSearch{}
+	q := SearchQuery{Q: word}
+	src, args := textWhere(dl, q, true)
+	got, err := dl.scoredWindow(ctx, s.r, word, src, slices.Clone(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := windowOf(ctx, s.r, dl, "", src, slices.Clone(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nRow, nHit float64
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM search").Scan(&nRow); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM search WHERE search MATCH ?", `"`+word+`"`).Scan(&nHit); err != nil {
+		t.Fatal(err)
+	}
+	idf := math.Log((nRow - nHit + 0.5) / (nHit + 0.5))
+	if idf <= 0 || len(got) != SearchCap+1 || len(want) != len(got) {
+		t.Fatalf("fixture: idf %v, %d and %d rows (want %d)", idf, len(got), len(want), SearchCap+1)
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.id != w.id || g.categories != w.categories || math.Abs(g.score*idf-w.score) > 1e-9*math.Abs(w.score) {
+			t.Fatalf("row %d: Go %s %q %.12g (×IDF %.12g), bm25 %s %q %.12g", i, g.id, g.categories, g.score, g.score*idf, w.id, w.categories, w.score)
+		}
+	}
+	// The searches themselves, through the Go scores (one word) or bm25 (two words, a
+	// category: IDF then weighs the phrases), are in bm25's order. No name is "workflow
+	// ray" (an exact match would come first).
+	for _, q := range []SearchQuery{{Q: word}, {Q: word, Kind: "plugin"}, {Q: word + " ray"}, {Q: word, Category: "tools"}} {
+		q.Limit = 60
+		src, args := textWhere(dl, q, true)
+		want, err := windowOf(ctx, s.r, dl, "", src, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != SearchCap+1 {
+			t.Fatalf("%+v: a window of %d rows, want more than SearchCap", q, len(want))
+		}
+		want = want[:SearchCap] // the last row only says "more"
+		slices.SortFunc(want, searchRowOrder(""))
+		res, err := s.SearchCounted(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.IDs) != q.Limit {
+			t.Fatalf("%+v: %d results", q, len(res.IDs))
+		}
+		for i, id := range res.IDs {
+			if id != want[i].id {
+				t.Fatalf("%+v: result %d is %s, bm25 orders %s there", q, i, id, want[i].id)
+			}
+		}
+	}
+}
+
+// The tokenizer's edge: words split at every character that is not a letter or a number,
+// folded for case and diacritics.
+func TestCountTokens(t *testing.T) {
+	for _, tc := range []struct {
+		s, word string
+		n, hits int
+	}{
+		{"", "a", 0, 0},
+		{"Workflow workflow,WORKFLOW-workflows", "workflow", 4, 3},
+		{"déjà vu DEJA", "deja", 3, 2},
+		{"x1 1x 42", "42", 3, 1},
+		{"  über-Über  ", "uber", 2, 2},
+		{"e\u0301te\u0301 été", "ete", 2, 2},
+	} {
+		n, hits := countTokens([]byte(tc.s), termOf(tc.word))
+		if n != tc.n || hits != tc.hits {
+			t.Errorf("countTokens(%q, %q) = %d, %d; want %d, %d", tc.s, tc.word, n, hits, tc.n, tc.hits)
+		}
+	}
+}
+
+func TestSQLiteVarint(t *testing.T) {
+	for _, tc := range []struct {
+		b    []byte
+		v    uint64
+		size int
+	}{
+		{[]byte{0x05}, 5, 1},
+		{[]byte{0x81, 0x00}, 128, 2},
+		{[]byte{0xff, 0x7f}, 16383, 2},
+		{[]byte{0x81, 0x80, 0x00}, 16384, 3},
+		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, math.MaxUint64, 9},
+		{[]byte{0x81}, 0, 0},
+		{nil, 0, 0},
+	} {
+		if v, size := sqliteVarint(tc.b); v != tc.v || size != tc.size {
+			t.Errorf("sqliteVarint(% x) = %d, %d; want %d, %d", tc.b, v, size, tc.v, tc.size)
+		}
+	}
+}
+
+// compareASCIILower orders as comparing the ASCII-lower-cased strings does.
+func TestCompareASCIILower(t *testing.T) {
+	lower := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if 'A' <= r && r <= 'Z' {
+				return r + 'a' - 'A'
+			}
+			return r
+		}, s)
+	}
+	alphabet := []string{"a", "A", "b", "Z", "z", "_", "[", "`", "é", "É", "1", ""}
+	rng := rand.New(rand.NewPCG(3, 5))
+	word := func() string {
+		var b strings.Builder
+		for range rng.IntN(5) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range 20000 {
+		a, b := word(), word()
+		if got, want := compareASCIILower(a, b), strings.Compare(lower(a), lower(b)); got != want {
+			t.Fatalf("compareASCIILower(%q, %q) = %d, want %d", a, b, got, want)
+		}
+	}
+}
