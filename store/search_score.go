@@ -128,17 +128,10 @@ func sqliteVarint(b []byte) (uint64, int) {
 	return 0, 0
 }
 
-// term is a query word folded as the index folds it; ascii says whether it is ASCII (it
-// then matches only ASCII tokens, compared without allocating).
-type term struct {
-	fold  string
-	ascii bool
-}
+// term is a query word folded as the index folds it.
+type term struct{ fold string }
 
-func termOf(w string) term {
-	f := pgFold(w)
-	return term{fold: f, ascii: isASCII([]byte(f))}
-}
+func termOf(w string) term { return term{fold: pgFold(w)} }
 
 // countTokens is the number of tokens of s as unicode61 splits it (runs of letters and
 // numbers) and how many of them fold to t.
@@ -180,7 +173,7 @@ func isTokenChar(r rune) bool {
 
 func tokenIs(tok []byte, t term) bool {
 	if isASCII(tok) {
-		return t.ascii && len(tok) == len(t.fold) && asciiEqualFold(tok, t.fold)
+		return len(tok) == len(t.fold) && asciiEqualFold(tok, t.fold) // without allocating
 	}
 	return pgFold(string(tok)) == t.fold
 }

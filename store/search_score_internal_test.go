@@ -15,7 +15,7 @@ import (
 // rows (never in all: its IDF stays above FTS5's floor), with accents and capitals.
 func scoreDocs(n int, word string) []SearchDoc {
 	rng := rand.New(rand.NewPCG(7, 11))
-	fill := []string{"alpha", "Beta", "gamma-ray", "déjà", "vu", "ÜBER", "naïve", "42", "x1", "café", "schön", "plugin"}
+	fill := []string{"alpha", "Beta", "gamma-ray", "déjà", "vu", "ÜBER", "naïve", "42", "x1", "café", "schön", "plugin", "½", "x²"}
 	text := func(max int, withWord bool) string {
 		var w []string
 		for range rng.IntN(max) + 1 {
@@ -39,8 +39,11 @@ func scoreDocs(n int, word string) []SearchDoc {
 		if has && col == 0 {
 			d.ID = fmt.Sprintf("pkg-%s-%05d", word, i)
 		}
+		if i%5 < 2 { // a category of two rows in five
+			d.Categories = append(d.Categories, "chat")
+		}
 		if has && col == 4 {
-			d.Categories = []string{word, "tools"}
+			d.Categories = append(d.Categories, word)
 		}
 		docs[i] = d
 	}
@@ -60,7 +63,7 @@ func TestScoredWindowIsBM25(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	const word = "workflow"
-	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap*4, word)); err != nil {
+	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap*8, word)); err != nil {
 		t.Fatal(err)
 	}
 	dl := ftsSearch{}
@@ -94,7 +97,7 @@ func TestScoredWindowIsBM25(t *testing.T) {
 	// The searches themselves, through the Go scores (one word) or bm25 (two words, a
 	// category: IDF then weighs the phrases), are in bm25's order. No name is "workflow
 	// ray" (an exact match would come first).
-	for _, q := range []SearchQuery{{Q: word}, {Q: word, Kind: "plugin"}, {Q: word + " ray"}, {Q: word, Category: "tools"}} {
+	for _, q := range []SearchQuery{{Q: word}, {Q: word, Kind: "plugin"}, {Q: word + " ray"}, {Q: word, Category: "chat"}} {
 		q.Limit = 60
 		src, args := textWhere(dl, q, true)
 		want, err := windowOf(ctx, s.r, dl, "", src, args)
@@ -134,6 +137,7 @@ func TestCountTokens(t *testing.T) {
 		{"x1 1x 42", "42", 3, 1},
 		{"  über-Über  ", "uber", 2, 2},
 		{"e\u0301te\u0301 été", "ete", 2, 2},
+		{"x² ½ 3", "x²", 3, 1},
 	} {
 		n, hits := countTokens([]byte(tc.s), termOf(tc.word))
 		if n != tc.n || hits != tc.hits {
