@@ -35,7 +35,8 @@ func scoreDocs(n int, word string) []SearchDoc {
 		has := rng.IntN(5) < 2 // two rows in five hold the word: more than SearchCap, less than half
 		col := rng.IntN(5)
 		d := SearchDoc{ID: fmt.Sprintf("pkg-%05d", i), Name: text(4, has && col == 1), Description: text(40, has && (col == 2 || col == 0)),
-			Author: text(3, has && col == 3), Categories: []string{"tools"}, Kind: "plugin", UpdatedAt: now, Downloads: int64(n - i)}
+			Author: text(3, has && col == 3), Categories: []string{"tools"}, Kind: "plugin",
+			UpdatedAt: now.Add(-time.Duration(rng.IntN(5000)) * time.Minute), Downloads: int64(rng.IntN(5000))}
 		if has && col == 0 {
 			d.ID = fmt.Sprintf("pkg-%s-%05d", word, i)
 		}
@@ -97,10 +98,12 @@ func TestScoredWindowIsBM25(t *testing.T) {
 	// The searches themselves, through the Go scores (one word) or bm25 (two words, a
 	// category: IDF then weighs the phrases), are in bm25's order. No name is "workflow
 	// ray" (an exact match would come first).
-	for _, q := range []SearchQuery{{Q: word}, {Q: word, Kind: "plugin"}, {Q: word + " ray"}, {Q: word, Category: "chat"}} {
+	// Sorts other than relevance read no score.
+	for _, q := range []SearchQuery{{Q: word}, {Q: word, Kind: "plugin"}, {Q: word + " ray"}, {Q: word, Category: "chat"},
+		{Q: word, Sort: "downloads"}, {Q: word, Sort: "name"}, {Q: word, Sort: "recent"}} {
 		q.Limit = 60
 		src, args := textWhere(dl, q, true)
-		want, err := windowOf(ctx, s.r, dl, "", src, args)
+		want, err := windowOf(ctx, s.r, dl, q.Sort, src, args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +111,7 @@ func TestScoredWindowIsBM25(t *testing.T) {
 			t.Fatalf("%+v: a window of %d rows, want more than SearchCap", q, len(want))
 		}
 		want = want[:SearchCap] // the last row only says "more"
-		slices.SortFunc(want, searchRowOrder(""))
+		slices.SortFunc(want, searchRowOrder(q.Sort))
 		res, err := s.SearchCounted(ctx, q)
 		if err != nil {
 			t.Fatal(err)
