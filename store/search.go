@@ -306,20 +306,22 @@ func searchWindow(ctx context.Context, rd searchReader, dl searchSQL, q SearchQu
 	if err != nil {
 		return nil, err
 	}
-	if n <= SearchCap {
+	prefix := n <= SearchCap
+	if prefix {
 		src, args = textWhere(dl, q, false)
-	} else if ws, ok := dl.(windowScorer); ok && relevanceSort(q.Sort) && q.Category == "" {
+	}
+	if ws, ok := dl.(windowScorer); ok && relevanceSort(q.Sort) && q.Category == "" {
 		if words := searchWords(q.Q); len(words) == 1 {
-			return ws.scoredWindow(ctx, rd, words[0], src, args)
+			return ws.scoredWindow(ctx, rd, termOf(words[0], prefix), src, args)
 		}
 	}
 	return windowOf(ctx, rd, dl, q.Sort, src, args)
 }
 
-// windowScorer is a dialect that scores the window of a common word itself, at less cost
-// than its score() (ftsSearch.scoredWindow).
+// windowScorer is a dialect that scores the window of a one-word search itself, at less
+// cost than its score() (ftsSearch.scoredWindow).
 type windowScorer interface {
-	scoredWindow(ctx context.Context, rd searchReader, word, src string, args []any) ([]searchRow, error)
+	scoredWindow(ctx context.Context, rd searchReader, t term, src string, args []any) ([]searchRow, error)
 }
 
 // relevanceSort reports whether sort orders by relevance (every sort but name, recent and

@@ -33,19 +33,19 @@ const (
 	bm25B  = 0.75
 )
 
-// scoredWindow is the window of a search for one whole word (src matches word in any
-// column), scored here rather than by bm25(): FTS5's bm25 first counts every row that
-// holds the word, for its rarity (IDF), and reads each row's token count from another
-// table. For the word of 50,000 rows that is most of the search (at 50k rows, 10.7 of
-// 13.8 ms for the window's 1,001 rows). With one word the IDF is the same factor in every
-// row's score, so the order is that of the rest of the formula, which needs only the
+// scoredWindow is the window of a search for one word (src matches t in any column: the
+// whole word, or as a prefix), scored here rather than by bm25(): FTS5's bm25 first counts
+// every row that holds the word, for its rarity (IDF), and reads each row's token count
+// from another table. For the word of 50,000 rows that is most of the search (at 50k rows,
+// 10.7 of 13.8 ms for the window's 1,001 rows). With one word the IDF is the same factor in
+// every row's score, so the order is that of the rest of the formula, which needs only the
 // row's text (read anyway for its id and categories) and the table's totals (one small
-// record of FTS5's data table): FTS5's own formula (k1 1.2, b 0.75, ftsWeights per match, the row's length
-// against the table's mean), with IDF taken as 1. Words are split and folded as the
-// unicode61 tokenizer with remove_diacritics 2 does (letters and numbers; case and
-// diacritics folded): the same scores as bm25 divided by its IDF for every text whose
-// words Go and SQLite classify alike (TestScoredWindowIsBM25).
-func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, word, src string, args []any) ([]searchRow, error) {
+// record of FTS5's data table): FTS5's own formula (k1 1.2, b 0.75, ftsWeights per match,
+// the row's length against the table's mean), with IDF taken as 1. Words are split and
+// folded as the unicode61 tokenizer with remove_diacritics 2 does (letters and numbers;
+// case and diacritics folded): the same scores as bm25 divided by its IDF for every text
+// whose words Go and SQLite classify alike (TestScoredWindowIsBM25).
+func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, t term, src string, args []any) ([]searchRow, error) {
 	nRow, nTok, err := ftsTotals(ctx, rd)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,6 @@ func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, word, src st
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	defer rows.Close()
-	w := termOf(word)
 	out := make([]searchRow, 0, SearchCap+1)
 	var cols [len(ftsWeights)]sql.RawBytes // the driver's bytes, valid until Next: only id and categories are copied
 	for rows.Next() {
@@ -73,7 +72,7 @@ func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, word, src st
 		var freq float64
 		var d int
 		for i, c := range cols {
-			n, hits := countTokens(c, w)
+			n, hits := countTokens(c, t)
 			d += n
 			freq += float64(hits) * ftsWeights[i]
 		}
@@ -128,10 +127,14 @@ func sqliteVarint(b []byte) (uint64, int) {
 	return 0, 0
 }
 
-// term is a query word folded as the index folds it.
-type term struct{ fold string }
+// term is a query word folded as the index folds it; prefix matches the tokens that start
+// with it (FTS5's "word"*), else only the word.
+type term struct {
+	fold   string
+	prefix bool
+}
 
-func termOf(w string) term { return term{fold: pgFold(w)} }
+func termOf(w string, prefix bool) term { return term{fold: pgFold(w), prefix: prefix} }
 
 // countTokens is the number of tokens of s as unicode61 splits it (runs of letters and
 // numbers) and how many of them fold to t.
@@ -172,10 +175,17 @@ func isTokenChar(r rune) bool {
 }
 
 func tokenIs(tok []byte, t term) bool {
-	if isASCII(tok) {
-		return len(tok) == len(t.fold) && asciiEqualFold(tok, t.fold) // without allocating
+	if isASCII(tok) { // compared without allocating
+		if t.prefix {
+			return len(tok) >= len(t.fold) && asciiEqualFold(tok[:len(t.fold)], t.fold)
+		}
+		return len(tok) == len(t.fold) && asciiEqualFold(tok, t.fold)
 	}
-	return pgFold(string(tok)) == t.fold
+	f := pgFold(string(tok))
+	if t.prefix {
+		return strings.HasPrefix(f, t.fold)
+	}
+	return f == t.fold
 }
 
 func isASCII(s []byte) bool {

@@ -22,7 +22,7 @@ func scoreDocs(n int, word string) []SearchDoc {
 			w = append(w, fill[rng.IntN(len(fill))])
 		}
 		if withWord {
-			forms := []string{word, strings.ToUpper(word), strings.Title(word) + ",", "(" + word + ")"} //nolint:staticcheck // ASCII
+			forms := []string{word, strings.ToUpper(word), strings.Title(word) + ",", "(" + word + ")", word + "s"} //nolint:staticcheck // ASCII
 			for range rng.IntN(3) + 1 {
 				w = slices.Insert(w, rng.IntN(len(w)+1), forms[rng.IntN(len(forms))])
 			}
@@ -70,7 +70,7 @@ func TestScoredWindowIsBM25(t *testing.T) {
 	dl := ftsSearch{}
 	q := SearchQuery{Q: word}
 	src, args := textWhere(dl, q, true)
-	got, err := dl.scoredWindow(ctx, s.r, word, src, slices.Clone(args))
+	got, err := dl.scoredWindow(ctx, s.r, termOf(word, false), src, slices.Clone(args))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,22 +127,88 @@ func TestScoredWindowIsBM25(t *testing.T) {
 	}
 }
 
+// TestScoredPrefixWindowIsBM25: a word of at most SearchCap rows is matched as a prefix
+// ("workflow" also finds "workflows"), and its Go scores order the rows as bm25 does.
+func TestScoredPrefixWindowIsBM25(t *testing.T) {
+	sqliteOnly(t, "compares with FTS5's bm25")
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap, "workflow")); err != nil {
+		t.Fatal(err)
+	}
+	dl := ftsSearch{}
+	for _, w := range []string{"workflow", "work", "caf", "de"} {
+		q := SearchQuery{Q: w, Limit: 40}
+		whole, wargs := textWhere(dl, q, true)
+		if n, err := windowCount(ctx, s.r, whole, wargs); err != nil || n > SearchCap {
+			t.Fatalf("%s: %d whole-word matches (%v), want at most SearchCap", w, n, err)
+		}
+		src, args := textWhere(dl, q, false)
+		want, err := windowOf(ctx, s.r, dl, "", src, slices.Clone(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := dl.scoredWindow(ctx, s.r, termOf(w, true), src, slices.Clone(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) || len(got) < 100 {
+			t.Fatalf("%s: %d rows scored, bm25 %d (want the same, at least 100)", w, len(got), len(want))
+		}
+		idf := idfOf(want, got)
+		for i := range got {
+			if got[i].id != want[i].id || math.Abs(got[i].score*idf-want[i].score) > 1e-9*math.Abs(want[i].score) {
+				t.Fatalf("%s row %d: Go %s %.12g, bm25 %s %.12g", w, i, got[i].id, got[i].score, want[i].id, want[i].score)
+			}
+		}
+		slices.SortFunc(want, searchRowOrder(""))
+		res, err := s.SearchCounted(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range res.IDs {
+			if id != want[i].id {
+				t.Fatalf("%s: result %d is %s, bm25 orders %s there", w, i, id, want[i].id)
+			}
+		}
+	}
+}
+
+// idfOf is the factor between bm25's scores and the Go ones (the IDF), from the first row
+// with a score.
+func idfOf(want, got []searchRow) float64 {
+	for i := range got {
+		if got[i].score != 0 {
+			return want[i].score / got[i].score
+		}
+	}
+	return 1
+}
+
 // The tokenizer's edge: words split at every character that is not a letter or a number,
 // folded for case and diacritics.
 func TestCountTokens(t *testing.T) {
 	for _, tc := range []struct {
 		s, word string
 		n, hits int
+		prefix  bool
 	}{
-		{"", "a", 0, 0},
-		{"Workflow workflow,WORKFLOW-workflows", "workflow", 4, 3},
-		{"déjà vu DEJA", "deja", 3, 2},
-		{"x1 1x 42", "42", 3, 1},
-		{"  über-Über  ", "uber", 2, 2},
-		{"e\u0301te\u0301 été", "ete", 2, 2},
-		{"x² ½ 3", "x²", 3, 1},
+		{"", "a", 0, 0, false},
+		{"Workflow workflow,WORKFLOW-workflows", "workflow", 4, 3, false},
+		{"déjà vu DEJA", "deja", 3, 2, false},
+		{"x1 1x 42", "42", 3, 1, false},
+		{"  über-Über  ", "uber", 2, 2, false},
+		{"e\u0301te\u0301 été", "ete", 2, 2, false},
+		{"x² ½ 3", "x²", 3, 1, false},
+		{"Workflow workflows work WORKING", "work", 4, 4, true},
+		{"Workflow workflows work WORKING", "workf", 4, 2, true},
+		{"déjà Dejavu DÉJÀ-VU", "dej", 4, 3, true},
 	} {
-		n, hits := countTokens([]byte(tc.s), termOf(tc.word))
+		n, hits := countTokens([]byte(tc.s), termOf(tc.word, tc.prefix))
 		if n != tc.n || hits != tc.hits {
 			t.Errorf("countTokens(%q, %q) = %d, %d; want %d, %d", tc.s, tc.word, n, hits, tc.n, tc.hits)
 		}
