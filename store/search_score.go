@@ -141,15 +141,16 @@ func termOf(w string, prefix bool) term { return term{fold: pgFold(w), prefix: p
 func countTokens(s []byte, t term) (n, hits int) {
 	start := -1
 	for i := 0; i <= len(s); {
-		r, size := utf8.RuneError, 1
+		tokenChar, size := false, 1
 		if i < len(s) {
 			if c := s[i]; c < utf8.RuneSelf {
-				r = rune(c)
+				tokenChar = asciiTokenChar[c]
 			} else {
+				var r rune
 				r, size = utf8.DecodeRune(s[i:])
+				tokenChar = isTokenChar(r)
 			}
 		}
-		tokenChar := i < len(s) && isTokenChar(r)
 		if tokenChar && start < 0 {
 			start = i
 		}
@@ -166,13 +167,21 @@ func countTokens(s []byte, t term) (n, hits int) {
 }
 
 // isTokenChar: the unicode61 tokenizer's default token characters (categories L*, N*,
-// Co), and the combining marks remove_diacritics folds away within a word.
+// Co), and the combining marks remove_diacritics folds away within a word; asciiTokenChar
+// is its answer for each ASCII byte.
 func isTokenChar(r rune) bool {
 	if r < utf8.RuneSelf {
 		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
 	}
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Mn, r)
 }
+
+var asciiTokenChar = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = isTokenChar(rune(c))
+	}
+	return t
+}()
 
 func tokenIs(tok []byte, t term) bool {
 	if isASCII(tok) { // compared without allocating
