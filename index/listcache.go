@@ -124,12 +124,21 @@ func writeListCache(file string, e listCacheEntry) error {
 	return nil
 }
 
-// buildID is the running executable's Go build ID ("" when it cannot be read), which
-// changes with any change to the program's code or build. A variable for tests.
+// buildID identifies the running executable: its Go build ID, which changes with any
+// change to the program's code or build, and the file's size and modification time (a
+// build with a redacted build ID, as some build systems make, still changes those); ""
+// when the build ID cannot be read. Linux's /proc/self/exe is the file this process runs,
+// even after a newer binary replaced it on disk. A variable for tests.
 var buildID = sync.OnceValue(executableBuildID)
 
 func executableBuildID() string {
-	exe, err := os.Executable()
+	exe := "/proc/self/exe"
+	if _, err := os.Stat(exe); err != nil {
+		if exe, err = os.Executable(); err != nil {
+			return ""
+		}
+	}
+	fi, err := os.Stat(exe)
 	if err != nil {
 		return ""
 	}
@@ -146,5 +155,5 @@ func executableBuildID() string {
 	if err != nil || len(note) == 0 {
 		return ""
 	}
-	return string(note)
+	return fmt.Sprintf("%s size=%d mtime=%d", note, fi.Size(), fi.ModTime().UnixNano())
 }

@@ -116,15 +116,26 @@ func (s *Service) CheckBlobsExist(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	changed := false
-	for _, r := range recs {
-		serr := s.blobs.Stat(ctx, r.SHA256, r.Size)
-		if serr != nil { // the uses of a damaged blob only: they name it in /readyz and the log
-			if r.Uses, err = s.store.BlobUsesOf(ctx, r.SHA256); err != nil {
+	errs := make([]error, len(recs))
+	var uses map[string][]store.BlobUse // read once, when a blob is damaged: they name it in /readyz and the log
+	for i, r := range recs {
+		if errs[i] = s.blobs.Stat(ctx, r.SHA256, r.Size); errs[i] != nil && uses == nil {
+			all, err := s.store.BlobRecords(ctx)
+			if err != nil {
 				return err
 			}
+			uses = make(map[string][]store.BlobUse, len(all))
+			for _, a := range all {
+				uses[a.SHA256] = a.Uses
+			}
 		}
-		changed = s.setDamage(r.SHA256, problemOf(r, serr)) || changed
+	}
+	changed := false
+	for i, r := range recs {
+		if errs[i] != nil {
+			r.Uses = uses[r.SHA256]
+		}
+		changed = s.setDamage(r.SHA256, problemOf(r, errs[i])) || changed
 	}
 	if changed {
 		s.log.Error("blobs damaged at start; their releases are left out of the index", "damaged", len(s.Damaged()))

@@ -91,7 +91,7 @@ func (s *Store) BlobRecords(ctx context.Context) ([]BlobRecord, error) {
 }
 
 // UsedBlobs returns the blobs some release or preview copy uses, ordered by sha256, each
-// without its uses (BlobUsesOf finds them): what a start stats, at a fraction of
+// without its uses (BlobRecords has them): what a start stats, at a fraction of
 // BlobRecords' cost (one distinct set of digests rather than every use, sorted).
 func (s *Store) UsedBlobs(ctx context.Context) ([]BlobRecord, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT sha256, size FROM blobs WHERE sha256 IN (
@@ -115,30 +115,6 @@ func (s *Store) UsedBlobs(ctx context.Context) ([]BlobRecord, error) {
 		return nil, fmt.Errorf("store: used blobs: %w", err)
 	}
 	return out, nil
-}
-
-// BlobUsesOf returns the uses of the blob sha, in BlobRecords' order.
-func (s *Store) BlobUsesOf(ctx context.Context, sha string) ([]BlobUse, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT package_id, version, 'package' FROM releases WHERE sha256 = ?
-		UNION ALL SELECT package_id, version, 'icon' FROM releases WHERE icon_sha256 = ?
-		UNION ALL SELECT url, '', 'preview' FROM previews WHERE sha256 = ?
-		ORDER BY 1, 2, 3`, sha, sha, sha)
-	if err != nil {
-		return nil, fmt.Errorf("store: blob uses: %w", err)
-	}
-	defer rows.Close()
-	var uses []BlobUse
-	for rows.Next() {
-		var u BlobUse
-		if err := rows.Scan(&u.PackageID, &u.Version, &u.Role); err != nil {
-			return nil, fmt.Errorf("store: blob uses: %w", err)
-		}
-		uses = append(uses, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: blob uses: %w", err)
-	}
-	return uses, nil
 }
 
 func (s *Store) blobUses(ctx context.Context) (map[string][]BlobUse, error) {

@@ -312,7 +312,9 @@ func searchWindow(ctx context.Context, rd searchReader, dl searchSQL, q SearchQu
 	}
 	if ws, ok := dl.(windowScorer); ok && relevanceSort(q.Sort) && q.Category == "" {
 		if words := searchWords(q.Q); len(words) == 1 {
-			return ws.scoredWindow(ctx, rd, termOf(words[0], prefix), src, args)
+			if rows, ok, err := ws.scoredWindow(ctx, rd, termOf(words[0], prefix), src, args); ok || err != nil {
+				return rows, err
+			}
 		}
 	}
 	return windowOf(ctx, rd, dl, q.Sort, src, args)
@@ -321,7 +323,7 @@ func searchWindow(ctx context.Context, rd searchReader, dl searchSQL, q SearchQu
 // windowScorer is a dialect that scores the window of a one-word search itself, at less
 // cost than its score() (ftsSearch.scoredWindow).
 type windowScorer interface {
-	scoredWindow(ctx context.Context, rd searchReader, t term, src string, args []any) ([]searchRow, error)
+	scoredWindow(ctx context.Context, rd searchReader, t term, src string, args []any) (_ []searchRow, ok bool, _ error)
 }
 
 // relevanceSort reports whether sort orders by relevance (every sort but name, recent and

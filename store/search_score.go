@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -41,14 +40,21 @@ const (
 // every row's score, so the order is that of the rest of the formula, which needs only the
 // row's text (read anyway for its id and categories) and the table's totals (one small
 // record of FTS5's data table): FTS5's own formula (k1 1.2, b 0.75, ftsWeights per match,
-// the row's length against the table's mean), with IDF taken as 1. Words are split and
-// folded as the unicode61 tokenizer with remove_diacritics 2 does (letters and numbers;
-// case and diacritics folded): the same scores as bm25 divided by its IDF for every text
-// whose words Go and SQLite classify alike (TestScoredWindowIsBM25).
-func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, t term, src string, args []any) ([]searchRow, error) {
+// the row's length against the table's mean), with IDF taken as 1.
+//
+// Only ASCII is split and folded here, where the unicode61 tokenizer's rules are short and
+// exact (runs of letters and digits, case folded): ok is false, and the caller scores with
+// bm25, for a word or a window row with any other character, whose splitting and folding
+// (diacritics, final sigma, marks inside words) this does not reproduce. A window is read
+// whole before it is given up, so a row of other text costs one more read of the window,
+// never a per-character cost (TestScoredWindowIsBM25, TestScoredWindowGivesUpOnOtherText).
+func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, t term, src string, args []any) (_ []searchRow, ok bool, _ error) {
+	if !isASCII([]byte(t.fold)) {
+		return nil, false, nil
+	}
 	nRow, nTok, err := ftsTotals(ctx, rd)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	avgdl := 1.0
 	if nRow > 0 && nTok > 0 {
@@ -60,14 +66,19 @@ func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, t term, src 
 	rows, err := rd.QueryContext(ctx, "SELECT c.c0, c.c1, c.c2, c.c3, c.c4 FROM (SELECT rowid AS r FROM "+src+
 		" ORDER BY rowid LIMIT ?) AS m CROSS JOIN search_content AS c ON c.id = m.r ORDER BY m.r", append(args, SearchCap+1)...)
 	if err != nil {
-		return nil, fmt.Errorf("store: search: %w", err)
+		return nil, false, fmt.Errorf("store: search: %w", err)
 	}
 	defer rows.Close()
 	out := make([]searchRow, 0, SearchCap+1)
 	var cols [len(ftsWeights)]sql.RawBytes // the driver's bytes, valid until Next: only id and categories are copied
 	for rows.Next() {
 		if err := rows.Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4]); err != nil {
-			return nil, fmt.Errorf("store: search: %w", err)
+			return nil, false, fmt.Errorf("store: search: %w", err)
+		}
+		for _, c := range cols {
+			if !isASCII(c) {
+				return nil, false, nil
+			}
 		}
 		var freq float64
 		var d int
@@ -79,7 +90,7 @@ func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, t term, src 
 		score := -(freq * (bm25K1 + 1)) / (freq + bm25K1*(1-bm25B+bm25B*float64(d)/avgdl))
 		out = append(out, searchRow{id: string(cols[0]), categories: string(cols[4]), score: score})
 	}
-	return out, rows.Err()
+	return out, true, rows.Err()
 }
 
 // ftsTotals are the search table's row count and token count (every column), from FTS5's
@@ -89,10 +100,13 @@ func ftsTotals(ctx context.Context, rd searchReader) (rows, tokens int64, err er
 	var rec []byte
 	err = rd.QueryRowContext(ctx, "SELECT block FROM search_data WHERE id = 1").Scan(&rec)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, nil // an empty table has no record yet
+		return 0, 0, nil // a table never written has no record
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: search totals: %w", err)
+	}
+	if len(rec) == 0 {
+		return 0, 0, nil // nor, with an empty record, a table created empty
 	}
 	v, n := sqliteVarint(rec)
 	if n == 0 {
@@ -136,21 +150,12 @@ type term struct {
 
 func termOf(w string, prefix bool) term { return term{fold: pgFold(w), prefix: prefix} }
 
-// countTokens is the number of tokens of s as unicode61 splits it (runs of letters and
-// numbers) and how many of them fold to t.
+// countTokens is the number of tokens of the ASCII text s as unicode61 splits it (runs of
+// letters and digits) and how many of them fold to t.
 func countTokens(s []byte, t term) (n, hits int) {
 	start := -1
-	for i := 0; i <= len(s); {
-		tokenChar, size := false, 1
-		if i < len(s) {
-			if c := s[i]; c < utf8.RuneSelf {
-				tokenChar = asciiTokenChar[c]
-			} else {
-				var r rune
-				r, size = utf8.DecodeRune(s[i:])
-				tokenChar = isTokenChar(r)
-			}
-		}
+	for i := 0; i <= len(s); i++ {
+		tokenChar := i < len(s) && s[i] < utf8.RuneSelf && asciiTokenChar[s[i]]
 		if tokenChar && start < 0 {
 			start = i
 		}
@@ -161,40 +166,24 @@ func countTokens(s []byte, t term) (n, hits int) {
 			}
 			start = -1
 		}
-		i += size
 	}
 	return n, hits
 }
 
-// isTokenChar: the unicode61 tokenizer's default token characters (categories L*, N*,
-// Co), and the combining marks remove_diacritics folds away within a word; asciiTokenChar
-// is its answer for each ASCII byte.
-func isTokenChar(r rune) bool {
-	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
-	}
-	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Mn, r)
-}
-
+// asciiTokenChar: the unicode61 tokenizer's token characters among ASCII (letters, digits).
 var asciiTokenChar = func() (t [utf8.RuneSelf]bool) {
 	for c := range t {
-		t[c] = isTokenChar(rune(c))
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 	}
 	return t
 }()
 
+// tokenIs reports whether the ASCII token tok folds to t (starts with it, for a prefix).
 func tokenIs(tok []byte, t term) bool {
-	if isASCII(tok) { // compared without allocating
-		if t.prefix {
-			return len(tok) >= len(t.fold) && asciiEqualFold(tok[:len(t.fold)], t.fold)
-		}
-		return len(tok) == len(t.fold) && asciiEqualFold(tok, t.fold)
-	}
-	f := pgFold(string(tok))
 	if t.prefix {
-		return strings.HasPrefix(f, t.fold)
+		return len(tok) >= len(t.fold) && asciiEqualFold(tok[:len(t.fold)], t.fold)
 	}
-	return f == t.fold
+	return len(tok) == len(t.fold) && asciiEqualFold(tok, t.fold)
 }
 
 func isASCII(s []byte) bool {

@@ -12,10 +12,14 @@ import (
 )
 
 // scoreDocs are n search rows of varied lengths and texts, word in some columns of some
-// rows (never in all: its IDF stays above FTS5's floor), with accents and capitals.
-func scoreDocs(n int, word string) []SearchDoc {
+// rows (never in all: its IDF stays above FTS5's floor), with capitals and punctuation, and
+// unless ascii, accents and other scripts.
+func scoreDocs(n int, word string, ascii bool) []SearchDoc {
 	rng := rand.New(rand.NewPCG(7, 11))
-	fill := []string{"alpha", "Beta", "gamma-ray", "déjà", "vu", "ÜBER", "naïve", "42", "x1", "café", "schön", "plugin", "½", "x²"}
+	fill := []string{"alpha", "Beta", "gamma-ray", "vu", "UBER", "42", "x1", "cafe", "plugin", "(schon)", "a_b"}
+	if !ascii {
+		fill = append(fill, "déjà", "ÜBER", "naïve", "½", "x²", "ΣΊΣΥΦΟΣ", "wor\u0591kflow", "كِتَاب")
+	}
 	text := func(max int, withWord bool) string {
 		var w []string
 		for range rng.IntN(max) + 1 {
@@ -64,15 +68,15 @@ func TestScoredWindowIsBM25(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	const word = "workflow"
-	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap*8, word)); err != nil {
+	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap*8, word, true)); err != nil {
 		t.Fatal(err)
 	}
 	dl := ftsSearch{}
 	q := SearchQuery{Q: word}
 	src, args := textWhere(dl, q, true)
-	got, err := dl.scoredWindow(ctx, s.r, termOf(word, false), src, slices.Clone(args))
-	if err != nil {
-		t.Fatal(err)
+	got, ok, err := dl.scoredWindow(ctx, s.r, termOf(word, false), src, slices.Clone(args))
+	if err != nil || !ok {
+		t.Fatalf("scoredWindow: ok %v, %v", ok, err)
 	}
 	want, err := windowOf(ctx, s.r, dl, "", src, slices.Clone(args))
 	if err != nil {
@@ -137,11 +141,11 @@ func TestScoredPrefixWindowIsBM25(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap, "workflow")); err != nil {
+	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap, "workflow", true)); err != nil {
 		t.Fatal(err)
 	}
 	dl := ftsSearch{}
-	for _, w := range []string{"workflow", "work", "caf", "de"} {
+	for _, w := range []string{"workflow", "work", "caf", "ga"} {
 		q := SearchQuery{Q: w, Limit: 40}
 		whole, wargs := textWhere(dl, q, true)
 		if n, err := windowCount(ctx, s.r, whole, wargs); err != nil || n > SearchCap {
@@ -152,9 +156,9 @@ func TestScoredPrefixWindowIsBM25(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := dl.scoredWindow(ctx, s.r, termOf(w, true), src, slices.Clone(args))
-		if err != nil {
-			t.Fatal(err)
+		got, ok, err := dl.scoredWindow(ctx, s.r, termOf(w, true), src, slices.Clone(args))
+		if err != nil || !ok {
+			t.Fatalf("%s: scoredWindow: ok %v, %v", w, ok, err)
 		}
 		if len(got) != len(want) || len(got) < 100 {
 			t.Fatalf("%s: %d rows scored, bm25 %d (want the same, at least 100)", w, len(got), len(want))
@@ -189,8 +193,99 @@ func idfOf(want, got []searchRow) float64 {
 	return 1
 }
 
-// The tokenizer's edge: words split at every character that is not a letter or a number,
-// folded for case and diacritics.
+// TestScoredWindowGivesUpOnOtherText: a window holding a row of text other than ASCII
+// (accents, Greek, a mark inside a word, Arabic), or a word that is not ASCII, is scored by
+// bm25, and the search's order is bm25's.
+func TestScoredWindowGivesUpOnOtherText(t *testing.T) {
+	sqliteOnly(t, "compares with FTS5's bm25")
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap*4, "workflow", false)); err != nil {
+		t.Fatal(err)
+	}
+	dl := ftsSearch{}
+	for _, w := range []string{"workflow", "naive", "déjà"} {
+		q := SearchQuery{Q: w, Limit: 200}
+		src, args := textWhere(dl, q, true)
+		n, err := windowCount(ctx, s.r, src, args)
+		if err != nil || n <= SearchCap {
+			t.Fatalf("%s: %d whole-word matches (%v), want a window", w, n, err)
+		}
+		if _, ok, err := dl.scoredWindow(ctx, s.r, termOf(w, false), src, slices.Clone(args)); err != nil || ok {
+			t.Fatalf("%s: scoredWindow ok %v, %v; want it to give up", w, ok, err)
+		}
+		want, err := windowOf(ctx, s.r, dl, "", src, slices.Clone(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = want[:min(len(want), SearchCap)]
+		slices.SortFunc(want, searchRowOrder(""))
+		res, err := s.SearchCounted(ctx, q)
+		if err != nil || len(res.IDs) != q.Limit {
+			t.Fatalf("%s: %v, %v", w, res.IDs, err)
+		}
+		exact, err := exactRows(ctx, s.r, dl, q) // a name "déjà" comes first, then the window
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(exact) >= len(res.IDs)-20 {
+			t.Fatalf("%s: %d exact matches of %d results", w, len(exact), len(res.IDs))
+		}
+		ids := res.IDs[len(exact):]
+		want = slices.DeleteFunc(want, func(r searchRow) bool {
+			return slices.ContainsFunc(exact, func(e searchRow) bool { return e.id == r.id })
+		})
+		for i, id := range ids {
+			if id != want[i].id {
+				t.Fatalf("%s: result %d is %s, bm25 orders %s there", w, i, id, want[i].id)
+			}
+		}
+	}
+}
+
+// A one-word search answers on a table never written, emptied, or holding one row.
+func TestScoredWindowSmallTables(t *testing.T) {
+	sqliteOnly(t, "reads FTS5's averages record")
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	search := func(want int) {
+		t.Helper()
+		for _, q := range []string{"hello", "hel", "nothing"} {
+			res, err := s.SearchCounted(ctx, SearchQuery{Q: q, Limit: 10})
+			if err != nil {
+				t.Fatalf("search %q: %v", q, err)
+			}
+			if q != "nothing" && len(res.IDs) != want {
+				t.Errorf("search %q: %v, want %d results", q, res.IDs, want)
+			}
+		}
+	}
+	search(0)
+	if err := s.ReplaceSearch(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	search(0)
+	doc := SearchDoc{ID: "hello-world", Name: "Hello", Description: "says hello", Kind: "plugin", UpdatedAt: time.Now()}
+	if err := s.ReplaceSearch(ctx, []SearchDoc{doc}); err != nil {
+		t.Fatal(err)
+	}
+	search(1)
+	if err := s.DeleteSearch(ctx, []string{doc.ID}); err != nil {
+		t.Fatal(err)
+	}
+	search(0)
+}
+
+// The tokenizer's edge on ASCII: words split at every character that is not a letter or a
+// digit, folded for case.
 func TestCountTokens(t *testing.T) {
 	for _, tc := range []struct {
 		s, word string
@@ -199,14 +294,11 @@ func TestCountTokens(t *testing.T) {
 	}{
 		{"", "a", 0, 0, false},
 		{"Workflow workflow,WORKFLOW-workflows", "workflow", 4, 3, false},
-		{"déjà vu DEJA", "deja", 3, 2, false},
 		{"x1 1x 42", "42", 3, 1, false},
-		{"  über-Über  ", "uber", 2, 2, false},
-		{"e\u0301te\u0301 été", "ete", 2, 2, false},
-		{"x² ½ 3", "x²", 3, 1, false},
+		{"  a_b (c)d.e  ", "b", 5, 1, false},
 		{"Workflow workflows work WORKING", "work", 4, 4, true},
 		{"Workflow workflows work WORKING", "workf", 4, 2, true},
-		{"déjà Dejavu DÉJÀ-VU", "dej", 4, 3, true},
+		{"wo wor", "work", 2, 0, true},
 	} {
 		n, hits := countTokens([]byte(tc.s), termOf(tc.word, tc.prefix))
 		if n != tc.n || hits != tc.hits {

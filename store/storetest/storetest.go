@@ -87,7 +87,6 @@ type Downloads interface {
 type Blobs interface {
 	BlobRecords(ctx context.Context) ([]store.BlobRecord, error)
 	UsedBlobs(ctx context.Context) ([]store.BlobRecord, error)
-	BlobUsesOf(ctx context.Context, sha string) ([]store.BlobUse, error)
 	RecordPreviewFetched(ctx context.Context, url, sha, contentType string, size int64) (*store.Preview, error)
 }
 
