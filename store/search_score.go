@@ -49,7 +49,7 @@ const (
 // whole before it is given up, so a row of other text costs one more read of the window,
 // never a per-character cost (TestScoredWindowIsBM25, TestScoredWindowGivesUpOnOtherText).
 func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, t term, src string, args []any) (_ []searchRow, ok bool, _ error) {
-	if !isASCII([]byte(t.fold)) {
+	if !t.ascii {
 		return nil, false, nil
 	}
 	nRow, nTok, err := ftsTotals(ctx, rd)
@@ -142,13 +142,16 @@ func sqliteVarint(b []byte) (uint64, int) {
 }
 
 // term is a query word folded as the index folds it; prefix matches the tokens that start
-// with it (FTS5's "word"*), else only the word.
+// with it (FTS5's "word"*), else only the word; ascii says the word as typed is ASCII (only
+// then is its folding here certainly FTS5's).
 type term struct {
-	fold   string
-	prefix bool
+	fold          string
+	prefix, ascii bool
 }
 
-func termOf(w string, prefix bool) term { return term{fold: pgFold(w), prefix: prefix} }
+func termOf(w string, prefix bool) term {
+	return term{fold: pgFold(w), prefix: prefix, ascii: isASCII([]byte(w))}
+}
 
 // countTokens is the number of tokens of the ASCII text s as unicode61 splits it (runs of
 // letters and digits) and how many of them fold to t.
