@@ -45,9 +45,10 @@ const (
 // Only ASCII is split and folded here, where the unicode61 tokenizer's rules are short and
 // exact (runs of letters and digits, case folded): ok is false, and the caller scores with
 // bm25, for a word or a window row with any other character, whose splitting and folding
-// (diacritics, final sigma, marks inside words) this does not reproduce. A window is read
-// whole before it is given up, so a row of other text costs one more read of the window,
-// never a per-character cost (TestScoredWindowIsBM25, TestScoredWindowGivesUpOnOtherText).
+// (diacritics, final sigma, marks inside words) this does not reproduce. A window is given
+// up at its first row of other text, so such a row costs at most one more read of the
+// window, never a per-character cost (TestScoredWindowIsBM25,
+// TestScoredWindowGivesUpOnOtherText).
 func (ftsSearch) scoredWindow(ctx context.Context, rd searchReader, t term, src string, args []any) (_ []searchRow, ok bool, _ error) {
 	if !t.ascii {
 		return nil, false, nil
