@@ -283,9 +283,7 @@ type searchRow struct {
 // rarity).
 func searchRowCols(dl searchSQL, sort string) string {
 	score := dl.noScore()
-	switch sort {
-	case "name", "recent", "downloads":
-	default:
+	if relevanceSort(sort) {
 		score = dl.score()
 	}
 	return "id, name, categories, updated_at, " + dl.downloads() + ", " + score

@@ -55,6 +55,17 @@ func scoreDocs(n int, word string, ascii bool) []SearchDoc {
 	return docs
 }
 
+// openScoreStore is an empty SQLite store, closed with the test.
+func openScoreStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // TestScoredWindowIsBM25: the window of a common word scored in Go is FTS5's bm25 over
 // the same rows divided by the word's IDF, row for row, so it orders the window as bm25
 // does: the split and folding of words, the weights, the row lengths and the table's
@@ -62,11 +73,7 @@ func scoreDocs(n int, word string, ascii bool) []SearchDoc {
 func TestScoredWindowIsBM25(t *testing.T) {
 	sqliteOnly(t, "compares with FTS5's bm25")
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openScoreStore(t)
 	const word = "workflow"
 	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap*8, word, true)); err != nil {
 		t.Fatal(err)
@@ -141,11 +148,7 @@ func TestScoredWindowIsBM25(t *testing.T) {
 func TestScoredPrefixWindowIsBM25(t *testing.T) {
 	sqliteOnly(t, "compares with FTS5's bm25")
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openScoreStore(t)
 	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap, "workflow", true)); err != nil {
 		t.Fatal(err)
 	}
@@ -204,11 +207,7 @@ func idfOf(want, got []searchRow) float64 {
 func TestScoredWindowGivesUpOnOtherText(t *testing.T) {
 	sqliteOnly(t, "compares with FTS5's bm25")
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openScoreStore(t)
 	if err := s.ReplaceSearch(ctx, scoreDocs(SearchCap*4, "workflow", false)); err != nil {
 		t.Fatal(err)
 	}
@@ -256,11 +255,7 @@ func TestScoredWindowGivesUpOnOtherText(t *testing.T) {
 func TestScoredWindowSmallTables(t *testing.T) {
 	sqliteOnly(t, "reads FTS5's averages record")
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openScoreStore(t)
 	search := func(want int) {
 		t.Helper()
 		for _, q := range []string{"hello", "hel", "nothing"} {
