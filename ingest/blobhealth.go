@@ -110,9 +110,11 @@ func usesText(uses []store.BlobUse) []string {
 
 // CheckBlobsExist checks, without re-hashing, that the blob of every release has its file
 // at its recorded size; serve runs it at start so that a lost blob folder is reported (and
-// its releases leave the index) before the first request.
+// its releases leave the index) before the first request. It stats every recorded blob
+// (one scan, store.RecordedBlobs) and reads what uses them only when one is found damaged:
+// a damaged blob nothing uses (an older preview copy awaiting gc) is no damage.
 func (s *Service) CheckBlobsExist(ctx context.Context) error {
-	recs, err := s.store.UsedBlobs(ctx)
+	recs, err := s.store.RecordedBlobs(ctx)
 	if err != nil {
 		return err
 	}
@@ -133,7 +135,9 @@ func (s *Service) CheckBlobsExist(ctx context.Context) error {
 	changed := false
 	for i, r := range recs {
 		if errs[i] != nil {
-			r.Uses = uses[r.SHA256]
+			if r.Uses = uses[r.SHA256]; len(r.Uses) == 0 {
+				errs[i] = nil // unused: nothing to leave the index, nothing to report
+			}
 		}
 		changed = s.setDamage(r.SHA256, problemOf(r, errs[i])) || changed
 	}

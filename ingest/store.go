@@ -113,7 +113,7 @@ type PinStore interface {
 // the download counts (the bytes themselves are Blobs').
 type MediaStore interface {
 	BlobRecords(ctx context.Context) ([]store.BlobRecord, error)
-	UsedBlobs(ctx context.Context) ([]store.BlobRecord, error)
+	RecordedBlobs(ctx context.Context) ([]store.BlobRecord, error)
 	BlobCount(ctx context.Context) (int, error)
 	BlobSize(ctx context.Context, sha string) (int64, error)
 	Previews(ctx context.Context) (map[string]*store.Preview, error)

@@ -139,3 +139,40 @@ func (e *env) getAuth(path string) response {
 	e.t.Helper()
 	return e.get(path, "Authorization", "Bearer "+adminToken)
 }
+
+// The start-up check stats every recorded blob, and a missing one that nothing uses (the
+// later copy of a preview URL that has one) is no damage: nothing leaves the index,
+// /readyz stays ok and the admin API lists nothing.
+func TestStartCheckPassesOverUnusedBlobs(t *testing.T) {
+	e := newEnv(t, "")
+	e.mustPublish("acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "x"))
+	ctx := context.Background()
+	const url = "https://example.com/old.png"
+	for i, b := range [][]byte{[]byte("the preview copy in use"), []byte("a later copy")} {
+		sha, err := e.st.Blobs.Put(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.st.RecordPreviewFetched(ctx, url, sha, "image/png", int64(len(b))); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			if err := os.Remove(e.st.Blobs.Path(sha)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.svc.CheckBlobsExist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ready struct{ Status string }
+	e.get("/readyz").json(t, &ready)
+	var admin struct{ Damaged []struct{ SHA256 string } }
+	e.getAuth("/api/v1/admin/blobs").json(t, &admin)
+	if ready.Status != "ok" || len(admin.Damaged) != 0 {
+		t.Errorf("after the start check: readyz %q, damaged %+v; want ok and none (the missing blob is unused)", ready.Status, admin.Damaged)
+	}
+	if got := indexVersions(t, e); got["acme-hello"] != "1.0.0" {
+		t.Errorf("index.json: %v, want acme-hello 1.0.0", got)
+	}
+}

@@ -3,14 +3,16 @@ package storetest
 import (
 	"context"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pluginyard/registry/store"
 )
 
-// testBlobUses: the blobs a start stats (UsedBlobs) are exactly those BlobRecords gives
-// uses, package, icon and preview copy alike, in sha256 order; a blob nothing uses is left
-// out.
+// testBlobUses: the blobs a start stats (RecordedBlobs) are every blob BlobRecords gives,
+// in sha256 order, with its size: those with uses (package, icon and preview copy alike)
+// and a blob nothing uses.
 func testBlobUses(t *testing.T, b Backend) {
 	ctx := context.Background()
 	shared := []byte("shared package bytes")
@@ -38,23 +40,25 @@ func testBlobUses(t *testing.T, b Backend) {
 		t.Fatal(err)
 	}
 	var want []store.BlobRecord
-	sawUnused := false
+	used, sawUnused := 0, false
 	for _, r := range recs {
 		if r.SHA256 == unused {
 			sawUnused = len(r.Uses) == 0
 		}
 		if len(r.Uses) > 0 {
-			want = append(want, store.BlobRecord{SHA256: r.SHA256, Size: r.Size})
+			used++
 		}
+		want = append(want, store.BlobRecord{SHA256: r.SHA256, Size: r.Size})
 	}
-	if !sawUnused || len(want) != 4 {
+	if !sawUnused || used != 4 || len(want) != 5 {
 		t.Fatalf("fixture: BlobRecords %+v (want 4 used blobs and the unused one)", recs)
 	}
-	used, err := b.UsedBlobs(ctx)
+	slices.SortFunc(want, func(a, b store.BlobRecord) int { return strings.Compare(a.SHA256, b.SHA256) })
+	got, err := b.RecordedBlobs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(used, want) {
-		t.Errorf("UsedBlobs:\n got %+v\nwant %+v", used, want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("RecordedBlobs:\n got %+v\nwant %+v", got, want)
 	}
 }

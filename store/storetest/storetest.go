@@ -86,7 +86,7 @@ type Downloads interface {
 // Blobs is what the metadata store records of blobs: sizes and every use.
 type Blobs interface {
 	BlobRecords(ctx context.Context) ([]store.BlobRecord, error)
-	UsedBlobs(ctx context.Context) ([]store.BlobRecord, error)
+	RecordedBlobs(ctx context.Context) ([]store.BlobRecord, error)
 	RecordPreviewFetched(ctx context.Context, url, sha, contentType string, size int64) (*store.Preview, error)
 }
 
