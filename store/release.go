@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -286,37 +288,55 @@ func getRelease(ctx context.Context, q querier, id, version string) (*Release, e
 type scanner interface{ Scan(dest ...any) error }
 
 func scanRelease(sc scanner) (*Release, error) {
-	var (
-		r                          Release
-		iconSHA, iconExt, iconType sql.NullString
-		warnings, created          string
-		sig, yankReason, facts     sql.NullString
-		card                       sql.NullString
-		yanked                     int
-	)
-	err := sc.Scan(&r.ID, &r.PackageID, &r.Version, &r.Kind, &r.SHA256, &r.Size, &facts,
-		&iconSHA, &iconExt, &iconType, &warnings, &sig, &r.PublishedBy, &yanked, &yankReason, &r.Downloads, &created, &card)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: scan release: %w", err)
-	}
-	r.IconSHA256, r.IconExt, r.IconType = iconSHA.String, iconExt.String, iconType.String
-	r.Yanked, r.YankReason = yanked == 1, yankReason.String
-	r.CreatedAt = parseStamp(created)
-	if sig.Valid {
-		r.Signature = json.RawMessage(sig.String)
-	}
-	if err := json.Unmarshal([]byte(warnings), &r.Warnings); err != nil {
-		return nil, fmt.Errorf("store: release %d warnings: %w", r.ID, err)
-	}
-	if r.Card, err = parseCard(r.ID, card); err != nil {
+	var raw rawRelease
+	if err := raw.scan(sc); err != nil {
 		return nil, err
 	}
-	if facts.Valid {
+	return raw.release()
+}
+
+// rawRelease is one release row as scanned, before its JSON columns are decoded.
+type rawRelease struct {
+	r                          Release
+	iconSHA, iconExt, iconType sql.NullString
+	warnings, created          string
+	sig, yankReason, facts     sql.NullString
+	card                       sql.NullString
+	yanked                     int
+}
+
+func (w *rawRelease) scan(sc scanner) error {
+	r := &w.r
+	err := sc.Scan(&r.ID, &r.PackageID, &r.Version, &r.Kind, &r.SHA256, &r.Size, &w.facts,
+		&w.iconSHA, &w.iconExt, &w.iconType, &w.warnings, &w.sig, &r.PublishedBy, &w.yanked, &w.yankReason, &r.Downloads, &w.created, &w.card)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("store: scan release: %w", err)
+	}
+	return nil
+}
+
+// release decodes the row's columns into a new Release.
+func (w *rawRelease) release() (*Release, error) {
+	r := w.r
+	r.IconSHA256, r.IconExt, r.IconType = w.iconSHA.String, w.iconExt.String, w.iconType.String
+	r.Yanked, r.YankReason = w.yanked == 1, w.yankReason.String
+	r.CreatedAt = parseStamp(w.created)
+	if w.sig.Valid {
+		r.Signature = json.RawMessage(w.sig.String)
+	}
+	if err := json.Unmarshal([]byte(w.warnings), &r.Warnings); err != nil {
+		return nil, fmt.Errorf("store: release %d warnings: %w", r.ID, err)
+	}
+	var err error
+	if r.Card, err = parseCard(r.ID, w.card); err != nil {
+		return nil, err
+	}
+	if w.facts.Valid {
 		r.Facts = &Facts{}
-		if err := json.Unmarshal([]byte(facts.String), r.Facts); err != nil {
+		if err := json.Unmarshal([]byte(w.facts.String), r.Facts); err != nil {
 			return nil, fmt.Errorf("store: release %d facts: %w", r.ID, err)
 		}
 	}
@@ -336,9 +356,88 @@ func (s *Store) Releases(ctx context.Context, id string) ([]*Release, error) {
 }
 
 // AllReleases returns every release of every package, without manifests or rendered HTML,
-// oldest first.
+// oldest first. Each start and full rebuild reads them all: the rows are scanned in one
+// statement while GOMAXPROCS workers decode their JSON columns (card, warnings, facts) a
+// batch at a time, as much work as the reading at 50k releases.
 func (s *Store) AllReleases(ctx context.Context) ([]*Release, error) {
-	return s.queryReleases(ctx, "SELECT "+rowCols+" FROM releases ORDER BY id")
+	rows, err := s.r.QueryContext(ctx, "SELECT "+rowCols+" FROM releases ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("store: releases: %w", err)
+	}
+	defer rows.Close()
+	return decodeReleases(rows, runtime.GOMAXPROCS(0))
+}
+
+// releaseBatch is the number of rows a worker of decodeReleases decodes at a time.
+const releaseBatch = 256
+
+// decodeReleases scans rows in order on the caller's goroutine and decodes them over
+// workers goroutines; the error is the first row's (in order) that fails.
+func decodeReleases(rows *sql.Rows, workers int) ([]*Release, error) {
+	type batch struct {
+		raws []rawRelease
+		out  []*Release
+		err  error
+	}
+	var (
+		batches []*batch
+		wg      sync.WaitGroup
+	)
+	work := make(chan *batch, workers)
+	for range workers {
+		wg.Go(func() {
+			for b := range work {
+				b.out = make([]*Release, 0, len(b.raws))
+				for i := range b.raws {
+					r, err := b.raws[i].release()
+					if err != nil {
+						b.err = err
+						break
+					}
+					b.out = append(b.out, r)
+				}
+				b.raws = nil
+			}
+		})
+	}
+	scanErr := func() error {
+		cur := &batch{raws: make([]rawRelease, 0, releaseBatch)}
+		for rows.Next() {
+			cur.raws = append(cur.raws, rawRelease{})
+			if err := cur.raws[len(cur.raws)-1].scan(rows); err != nil {
+				return err
+			}
+			if len(cur.raws) == releaseBatch {
+				batches = append(batches, cur)
+				work <- cur
+				cur = &batch{raws: make([]rawRelease, 0, releaseBatch)}
+			}
+		}
+		if len(cur.raws) > 0 {
+			batches = append(batches, cur)
+			work <- cur
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: releases: %w", err)
+		}
+		return nil
+	}()
+	close(work)
+	wg.Wait()
+	if scanErr != nil {
+		return nil, scanErr
+	}
+	var out []*Release
+	if len(batches) > 0 {
+		out = make([]*Release, 0, (len(batches)-1)*releaseBatch+len(batches[len(batches)-1].out))
+	}
+	for _, b := range batches {
+		if b.err != nil {
+			return nil, b.err
+		}
+		out = append(out, b.out...)
+	}
+	return out, nil
 }
 
 // READMEHTML returns the rendered README.md of one release (at most readme.MaxHTML bytes);
