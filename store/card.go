@@ -76,11 +76,16 @@ func parseCard(id int64, col sql.NullString) (*Card, error) {
 	return &c, nil
 }
 
+// withoutCard picks the releases of ReleasesWithoutCard through the partial index
+// releases_without_card (migration 0021): every start asks, and the rows are almost never
+// there, so the look must not read every release.
+const withoutCard = "WHERE card IS NULL AND id > ? ORDER BY id LIMIT ?"
+
 // ReleasesWithoutCard returns up to limit releases with an id above after whose card is
 // NULL (published before migration 0008), lowest id first, each with its raw manifest
 // loaded.
 func (s *Store) ReleasesWithoutCard(ctx context.Context, after int64, limit int) ([]*Release, error) {
-	rels, err := s.queryReleases(ctx, "SELECT "+rowCols+" FROM releases WHERE card IS NULL AND id > ? ORDER BY id LIMIT ?", after, limit)
+	rels, err := s.queryReleases(ctx, "SELECT "+rowCols+" FROM releases "+withoutCard, after, limit)
 	if err != nil {
 		return nil, err
 	}
