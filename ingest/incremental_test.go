@@ -3,12 +3,16 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pluginyard/registry/index"
 )
 
 var generatedAt = regexp.MustCompile(`"generated_at":"[^"]+"`)
@@ -83,20 +87,27 @@ func TestIncrementalMatchesFullRebuild(t *testing.T) {
 	}
 }
 
-// TestParallelEncodeBuildsTheSameIndex: a start whose entries are encoded over several
-// goroutines (encodeAll, one per encodeParallelMin items) builds the documents and the
-// catalogue one encoding in order builds; run with -race, it also shows the encoders share
-// nothing they write.
+// TestParallelEncodeBuildsTheSameIndex: a start whose items are made and entries encoded
+// over several goroutines (itemsOf, one per encodeParallelMin packages) builds the
+// documents and the catalogue one worker in order builds, packages with releases and no
+// item (not in the list) left out in place; run with -race, it also shows the workers
+// share nothing they write.
 func TestParallelEncodeBuildsTheSameIndex(t *testing.T) {
 	st := mustStore(t)
 	l := seedCatalogue(t, st, 3000)
-	build := func(min int) (*Documents, []string) {
+	unlisted := func(id string) bool {
+		n, err := strconv.Atoi(strings.TrimPrefix(id, "plugin-"))
+		return err == nil && n%7 == 3
+	}
+	l.Plugins = slices.DeleteFunc(l.Plugins, func(e index.Entry) bool { return unlisted(e.ID) })
+	want := len(l.Plugins) - 1 // acme-hello has no release
+	build := func(min int) (*Service, []string) {
 		t.Helper()
 		old := encodeParallelMin
 		encodeParallelMin = min
 		defer func() { encodeParallelMin = old }()
 		s := New(st, l, Config{PublicURL: "http://r.example"}, discard())
-		defer s.Close()
+		t.Cleanup(s.Close)
 		if err := s.Rebuild(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -104,33 +115,29 @@ func TestParallelEncodeBuildsTheSameIndex(t *testing.T) {
 		for it := range s.Catalog().All() {
 			ids = append(ids, it.ID)
 		}
-		return s.Documents(), ids
+		return s, ids
 	}
 	one, oneIDs := build(1 << 30)
 	many, manyIDs := build(500) // 6 workers' worth, capped at GOMAXPROCS
 	norm := func(b []byte) []byte { return generatedAt.ReplaceAll(b, []byte(`"generated_at":"X"`)) }
-	if !bytes.Equal(norm(one.Kandev.Body.Bytes()), norm(many.Kandev.Body.Bytes())) || one.Listed != many.Listed {
+	od, md := one.Documents(), many.Documents()
+	if !bytes.Equal(norm(od.Kandev.Body.Bytes()), norm(md.Kandev.Body.Bytes())) || od.Listed != md.Listed {
 		t.Error("index.json differs between an encoding in order and one over several goroutines")
+	}
+	if !slices.Equal(oneIDs, manyIDs) || len(oneIDs) != want || slices.ContainsFunc(oneIDs, unlisted) {
+		t.Errorf("catalogues of %d and %d items, want %d each (the unlisted and acme-hello left out) in the same order", len(oneIDs), len(manyIDs), want)
 	}
 	old := encodeParallelMin
 	encodeParallelMin = 500
 	defer func() { encodeParallelMin = old }()
-	s := New(st, l, Config{PublicURL: "http://r.example"}, discard())
-	defer s.Close()
-	if err := s.Rebuild(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	items := s.Catalog().Items()
-	encs, err := s.encodeAll(items)
-	if err != nil || len(encs) != len(items) {
-		t.Fatalf("encodeAll: %d entries for %d items, %v", len(encs), len(items), err)
+	ids := slices.Sorted(maps.Keys(many.built.rels))
+	items, encs, err := many.itemsOf(context.Background(), many.built, ids)
+	if err != nil || len(encs) != len(items) || len(items) != want {
+		t.Fatalf("itemsOf: %d entries for %d items, %v; want %d", len(encs), len(items), err, want)
 	}
 	for i, e := range encs {
-		if e.ID != items[i].ID {
-			t.Fatalf("entry %d is %s's, want %s's: each item's entry is in its place", i, e.ID, items[i].ID)
+		if e.ID != items[i].ID || items[i].ID != manyIDs[i] {
+			t.Fatalf("entry %d is %s's and item %s, want %s's: each item's entry is in its place", i, e.ID, items[i].ID, manyIDs[i])
 		}
-	}
-	if !slices.Equal(oneIDs, manyIDs) || len(oneIDs) != 3000 {
-		t.Errorf("catalogues of %d and %d items, want 3000 each (acme-hello has no release) in the same order", len(oneIDs), len(manyIDs))
 	}
 }

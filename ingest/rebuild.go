@@ -29,16 +29,25 @@ func (s *Service) loadState(ctx context.Context, l *index.List) (*state, error) 
 	if err != nil {
 		return nil, err
 	}
+	// The packages and quarantines are read beside the releases (the most rows, decoded
+	// over the CPUs as they come): each is a statement of its own either way.
+	var (
+		pkgs   map[string]*store.Package
+		pkgErr error
+		side   sync.WaitGroup
+	)
+	side.Go(func() {
+		if pkgs, pkgErr = s.store.Packages(ctx); pkgErr == nil {
+			pkgErr = s.loadQuarantines(ctx)
+		}
+	})
 	rels, err := s.store.AllReleases(ctx)
+	side.Wait()
 	if err != nil {
 		return nil, err
 	}
-	pkgs, err := s.store.Packages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.loadQuarantines(ctx); err != nil {
-		return nil, err
+	if pkgErr != nil {
+		return nil, pkgErr
 	}
 	return &state{list: l, rels: rels, pkgs: pkgs, serial: serial, read: serial}, nil
 }
@@ -51,32 +60,61 @@ type limitError struct {
 
 func (e *limitError) Error() string { return e.Reason }
 
-// encodeParallelMin is the catalogue size from which encodeAll spreads the encoding over
-// the CPUs (a worker per encodeParallelMin items): a start at 50k plugins encodes 100,000
-// entry forms, a third of its build. A variable for tests.
+// encodeParallelMin is the catalogue size from which a build spreads its per-package work
+// over the CPUs (inParallel: a worker per encodeParallelMin packages): a start at 50k
+// plugins makes 50,000 items and encodes 100,000 entry forms, most of its build. A
+// variable for tests.
 var encodeParallelMin = 2048
 
-// encodeAll encodes items (s.encode), over up to GOMAXPROCS goroutines for a large
-// catalogue; the error is that of the first item (in order) that fails.
-func (s *Service) encodeAll(items []*Item) ([]*index.Encoded, error) {
-	encs := make([]*index.Encoded, len(items))
-	errs := make([]error, len(items))
-	workers := min(runtime.GOMAXPROCS(0), max(len(items)/encodeParallelMin, 1))
+// inParallel runs f(i) for every i in [0, n), over up to GOMAXPROCS goroutines when n is
+// large (each a contiguous range of i); the error is that of the first i (in order) whose
+// f fails. f must write only what is its i's.
+func inParallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	workers := min(runtime.GOMAXPROCS(0), max(n/encodeParallelMin, 1))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			for i := w * len(items) / workers; i < (w+1)*len(items)/workers; i++ {
-				encs[i], errs[i] = s.encode(items[i])
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				errs[i] = f(i)
 			}
 		})
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return encs, nil
+	return nil
+}
+
+// itemsOf makes the catalog item of each of the packages ids (sorted) and encodes its
+// entry, in parallel for a large catalogue: the items in ids' order, without the packages
+// that have none (not listed, nothing installable), and their entries.
+func (s *Service) itemsOf(ctx context.Context, b *built, ids []string) ([]*Item, []*index.Encoded, error) {
+	items := make([]*Item, len(ids))
+	encs := make([]*index.Encoded, len(ids))
+	err := inParallel(len(ids), func(i int) error {
+		it, err := s.itemFor(ctx, b.li, ids[i], b.rels[ids[i]], b.pkgs[ids[i]])
+		if err != nil || it == nil {
+			return err
+		}
+		items[i] = it
+		encs[i], err = s.encode(it)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	n := 0
+	for i, it := range items {
+		if it != nil {
+			items[n], encs[n] = it, encs[i]
+			n++
+		}
+	}
+	return items[:n], encs[:n], nil
 }
 
 // build makes the catalog and documents of st from scratch; a *limitError when they are
@@ -84,23 +122,13 @@ func (s *Service) encodeAll(items []*Item) ([]*index.Encoded, error) {
 func (s *Service) build(ctx context.Context, st *state, force bool) (*built, *Catalog, *Documents, error) {
 	b := newBuilt(st, s.cfg.Policy)
 	cat := &Catalog{byFile: newFileIDs()}
-	var items []*Item
 	ids := make([]string, 0, len(b.rels))
 	for id := range b.rels {
 		cat.byFile.add(id)
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	for _, id := range ids {
-		it, err := s.itemFor(ctx, b.li, id, b.rels[id], b.pkgs[id])
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if it != nil {
-			items = append(items, it)
-		}
-	}
-	encs, err := s.encodeAll(items)
+	items, encs, err := s.itemsOf(ctx, b, ids)
 	if err != nil {
 		return nil, nil, nil, err
 	}
