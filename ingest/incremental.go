@@ -270,11 +270,12 @@ func (s *Service) syncSearch(ctx context.Context, b *built, cat *Catalog, change
 func (s *Service) writeSearch(ctx context.Context, b *built, cat *Catalog, changed []string) error {
 	if changed == nil {
 		docs := searchDocs(cat)
+		sums := make([]rowSum, len(docs)) // in parallel: a start's 50k digests take 40 ms of one CPU
+		_ = inParallel(len(docs), func(i int) error { sums[i] = searchRowSum(docs[i]); return nil })
 		b.rows, b.sum = make(map[string]rowSum, len(docs)), rowSum{}
-		for _, d := range docs {
-			h := searchRowSum(d)
-			b.rows[d.ID] = h
-			b.sum.xor(h)
+		for i, d := range docs {
+			b.rows[d.ID] = sums[i]
+			b.sum.xor(sums[i])
 		}
 		if s.searchHolds(b.sum) {
 			return nil

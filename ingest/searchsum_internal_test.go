@@ -295,3 +295,28 @@ func TestPersisterWritesNothingAfterWait(t *testing.T) {
 		t.Errorf("after wait: running %v, writes %v; want not running, [sum] (the one before wait)", running, writes)
 	}
 }
+
+// TestFullBuildRowSums: a full build's digest of each search row (made in parallel for a
+// large catalogue) is that row's, by id, as the incremental builds after it take them out
+// and put them back.
+func TestFullBuildRowSums(t *testing.T) {
+	old := encodeParallelMin
+	encodeParallelMin = 100
+	defer func() { encodeParallelMin = old }()
+	st := mustStore(t)
+	s := New(st, seedCatalogue(t, st, 1000), Config{PublicURL: "http://r.example"}, discard())
+	defer s.Close()
+	if err := s.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for it := range s.Catalog().All() {
+		n++
+		if got, want := s.built.rows[it.ID], searchRowSum(searchDoc(it)); got != want {
+			t.Fatalf("%s: row digest %x, want %x", it.ID, got, want)
+		}
+	}
+	if n != 1000 || len(s.built.rows) != n {
+		t.Fatalf("%d items, %d row digests; want 1000 each", n, len(s.built.rows))
+	}
+}
