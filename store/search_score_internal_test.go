@@ -353,3 +353,52 @@ func TestCompareASCIILower(t *testing.T) {
 		}
 	}
 }
+
+// TestScoredWindowGivesUpOnTheSeparator: the window's columns come joined by the unit
+// separator; a row whose text holds it cannot be split back, and the window goes to bm25
+// rather than scoring columns that are not the row's.
+func TestScoredWindowGivesUpOnTheSeparator(t *testing.T) {
+	sqliteOnly(t, "reads FTS5's content table")
+	ctx := context.Background()
+	dl := ftsSearch{}
+	for _, sep := range []bool{false, true} {
+		s := openScoreStore(t)
+		docs := scoreDocs(SearchCap*2, "workflow", true)
+		if sep {
+			docs[0].Description += " \x1f workflow"
+		}
+		if err := s.ReplaceSearch(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		src, args := textWhere(dl, SearchQuery{Q: "workflow"}, true)
+		if _, ok, err := dl.scoredWindow(ctx, s.r, termOf("workflow", false), src, slices.Clone(args)); err != nil || ok == sep {
+			t.Errorf("separator in a row %v: scoredWindow ok %v, %v; want ok %v", sep, ok, err, !sep)
+		}
+	}
+}
+
+func TestSplitContent(t *testing.T) {
+	var cols [len(ftsWeights)][]byte
+	for _, tt := range []struct {
+		row  string
+		want []string // nil: refused
+	}{
+		{"id\x1fname\x1fdesc\x1fauthor\x1fcats", []string{"id", "name", "desc", "author", "cats"}},
+		{"\x1f\x1f\x1f\x1f", []string{"", "", "", "", ""}},
+		{"id\x1fname\x1fdesc\x1fauthor", nil},
+		{"id\x1fname\x1fde\x1fsc\x1fauthor\x1fcats", nil},
+		{"\x1f\x1f\x1f\x1f\x1f\x1f\x1f", nil},
+		{"", nil},
+	} {
+		ok := splitContent([]byte(tt.row), &cols)
+		if ok != (tt.want != nil) {
+			t.Errorf("%q: ok %v", tt.row, ok)
+			continue
+		}
+		for i, w := range tt.want {
+			if string(cols[i]) != w {
+				t.Errorf("%q: column %d %q, want %q", tt.row, i, cols[i], w)
+			}
+		}
+	}
+}
