@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 
@@ -105,12 +106,47 @@ func (l *List) Plugin(id string) (*Entry, bool) {
 	if l == nil {
 		return nil, false
 	}
-	for i := range l.Plugins {
+	if len(l.Plugins) >= pluginIndexMin {
+		if i, ok := l.pluginIndex()[id]; ok && i < len(l.Plugins) && l.Plugins[i].ID == id {
+			return &l.Plugins[i], true
+		}
+	}
+	for i := range l.Plugins { // a small list, an id it does not hold, or a list changed since
 		if l.Plugins[i].ID == id {
 			return &l.Plugins[i], true
 		}
 	}
 	return nil, false
+}
+
+// pluginIndexMin is the list size from which Plugin finds a listed id through an index: a
+// publish asks for its entry several times, and at 50,000 entries each linear search read
+// about 0.1 ms of ids.
+const pluginIndexMin = 256
+
+// pluginIndex is the position of each plugin id's first entry in one list, as its plugins
+// were when it was made (Plugin checks what it finds); the last list asked keeps its index,
+// which the list in force is.
+type pluginIndex struct {
+	list *List
+	n    int
+	pos  map[string]int
+}
+
+var lastPluginIndex atomic.Pointer[pluginIndex]
+
+func (l *List) pluginIndex() map[string]int {
+	if pi := lastPluginIndex.Load(); pi != nil && pi.list == l && pi.n == len(l.Plugins) {
+		return pi.pos
+	}
+	pos := make(map[string]int, len(l.Plugins))
+	for i := range l.Plugins {
+		if _, dup := pos[l.Plugins[i].ID]; !dup {
+			pos[l.Plugins[i].ID] = i
+		}
+	}
+	lastPluginIndex.Store(&pluginIndex{list: l, n: len(l.Plugins), pos: pos})
+	return pos
 }
 
 // Extension returns the extension entry with the given name.
