@@ -111,26 +111,24 @@ func usesText(uses []store.BlobUse) []string {
 // CheckBlobsExist checks, without re-hashing, that the blob of every release has its file
 // at its recorded size; serve runs it at start so that a lost blob folder is reported (and
 // its releases leave the index) before the first request. It stats every recorded blob
-// (one scan, store.RecordedBlobs) and reads what uses them only when one is found damaged:
-// a damaged blob nothing uses (an older preview copy awaiting gc) is no damage.
+// (one scan, store.RecordedBlobs) and reads what uses the damaged ones only
+// (store.BlobUsesOf): a damaged blob nothing uses (an older copy of a preview, which stays
+// recorded) is no damage.
 func (s *Service) CheckBlobsExist(ctx context.Context) error {
 	recs, err := s.store.RecordedBlobs(ctx)
 	if err != nil {
 		return err
 	}
 	errs := make([]error, len(recs))
-	var uses map[string][]store.BlobUse // read once, when a blob is damaged: they name it in /readyz and the log
+	var damaged []string
 	for i, r := range recs {
-		if errs[i] = s.blobs.Stat(ctx, r.SHA256, r.Size); errs[i] != nil && uses == nil {
-			all, err := s.store.BlobRecords(ctx)
-			if err != nil {
-				return err
-			}
-			uses = make(map[string][]store.BlobUse, len(all))
-			for _, a := range all {
-				uses[a.SHA256] = a.Uses
-			}
+		if errs[i] = s.blobs.Stat(ctx, r.SHA256, r.Size); errs[i] != nil {
+			damaged = append(damaged, r.SHA256)
 		}
+	}
+	uses, err := s.store.BlobUsesOf(ctx, damaged) // they name the damage in /readyz and the log
+	if err != nil {
+		return err
 	}
 	changed := false
 	for i, r := range recs {

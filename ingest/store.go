@@ -114,6 +114,7 @@ type PinStore interface {
 type MediaStore interface {
 	BlobRecords(ctx context.Context) ([]store.BlobRecord, error)
 	RecordedBlobs(ctx context.Context) ([]store.BlobRecord, error)
+	BlobUsesOf(ctx context.Context, shas []string) (map[string][]store.BlobUse, error)
 	BlobCount(ctx context.Context) (int, error)
 	BlobSize(ctx context.Context, sha string) (int64, error)
 	Previews(ctx context.Context) (map[string]*store.Preview, error)

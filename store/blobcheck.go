@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -79,9 +80,9 @@ func (s *Store) BlobRecords(ctx context.Context) ([]BlobRecord, error) {
 
 // RecordedBlobs returns every blob the database records, ordered by sha256, each without
 // its uses (BlobRecords has them): what a start stats. It is one scan of the blobs table;
-// telling used blobs from unused ones (an older preview copy, a release's blob before gc)
-// costs a distinct set over every use, several times the scan at 50k releases, and is
-// needed only for a blob found damaged.
+// telling used blobs from unused ones (an older copy of a preview stays recorded) costs a
+// distinct set over every use, several times the scan at 50k releases, and is needed only
+// for a blob found damaged (BlobUsesOf).
 func (s *Store) RecordedBlobs(ctx context.Context) ([]BlobRecord, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT sha256, size FROM blobs ORDER BY sha256")
 	if err != nil {
@@ -103,10 +104,49 @@ func (s *Store) RecordedBlobs(ctx context.Context) ([]BlobRecord, error) {
 }
 
 func (s *Store) blobUses(ctx context.Context) (map[string][]BlobUse, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT sha256, package_id, version, 'package' FROM releases
-		UNION ALL SELECT icon_sha256, package_id, version, 'icon' FROM releases WHERE icon_sha256 IS NOT NULL
-		UNION ALL SELECT sha256, url, '', 'preview' FROM previews WHERE sha256 IS NOT NULL
-		ORDER BY 2, 3, 4`)
+	return s.usesOf(ctx, nil)
+}
+
+// blobUsesOfMax is the most digests BlobUsesOf looks up by name; more read every use.
+const blobUsesOfMax = 256
+
+// BlobUsesOf returns the uses of the blobs shas (those BlobRecords would give them), by
+// sha256; a blob nothing uses has none. A start that finds a few blobs damaged asks for
+// theirs alone, rather than reading every use of every blob (BlobRecords).
+func (s *Store) BlobUsesOf(ctx context.Context, shas []string) (map[string][]BlobUse, error) {
+	if len(shas) == 0 {
+		return map[string][]BlobUse{}, nil
+	}
+	uses, err := s.usesOf(ctx, shas)
+	if err != nil || len(shas) <= blobUsesOfMax {
+		return uses, err
+	}
+	want := make(map[string]bool, len(shas))
+	for _, sha := range shas {
+		want[sha] = true
+	}
+	maps.DeleteFunc(uses, func(sha string, _ []BlobUse) bool { return !want[sha] })
+	return uses, nil
+}
+
+// usesOf reads the uses of the blobs shas, of every blob for nil or more than
+// blobUsesOfMax of them.
+func (s *Store) usesOf(ctx context.Context, shas []string) (map[string][]BlobUse, error) {
+	pkg, icon, preview := "", " WHERE icon_sha256 IS NOT NULL", " WHERE sha256 IS NOT NULL"
+	var args []any
+	if len(shas) > 0 && len(shas) <= blobUsesOfMax {
+		in := "(" + strings.Repeat("?, ", len(shas)-1) + "?)"
+		pkg, icon, preview = " WHERE sha256 IN "+in, " WHERE icon_sha256 IN "+in, " WHERE sha256 IN "+in
+		for range 3 {
+			for _, sha := range shas {
+				args = append(args, sha)
+			}
+		}
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT sha256, package_id, version, 'package' FROM releases`+pkg+`
+		UNION ALL SELECT icon_sha256, package_id, version, 'icon' FROM releases`+icon+`
+		UNION ALL SELECT sha256, url, '', 'preview' FROM previews`+preview+`
+		ORDER BY 2, 3, 4`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: blob uses: %w", err)
 	}

@@ -77,21 +77,13 @@ func storedAfter(ctx context.Context, b BlobSweeper, sha string, cutoff time.Tim
 
 // recordedBlobs returns the digests of every blob the database records.
 func (s *Store) recordedBlobs(ctx context.Context) (map[string]bool, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT sha256 FROM blobs")
+	recs, err := s.RecordedBlobs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: gc: %w", err)
 	}
-	defer rows.Close()
-	known := map[string]bool{}
-	for rows.Next() {
-		var sha string
-		if err := rows.Scan(&sha); err != nil {
-			return nil, fmt.Errorf("store: gc: %w", err)
-		}
-		known[sha] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: gc: %w", err)
+	known := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		known[r.SHA256] = true
 	}
 	return known, nil
 }

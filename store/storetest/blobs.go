@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -60,5 +62,54 @@ func testBlobUses(t *testing.T, b Backend) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("RecordedBlobs:\n got %+v\nwant %+v", got, want)
+	}
+	// BlobUsesOf gives the named blobs BlobRecords' uses, none to the unused one or a digest
+	// not recorded, whether it looks them up by name or (past 256 names) reads every use.
+	wantUses := map[string][]store.BlobUse{}
+	var named []string
+	for _, r := range recs {
+		named = append(named, r.SHA256)
+		if len(r.Uses) > 0 {
+			wantUses[r.SHA256] = r.Uses
+		}
+	}
+	named = append(named, sha([]byte("not recorded")))
+	// Past 256 names, every use is read and only the named blobs' kept: leave one used blob
+	// out of the names.
+	var left string
+	for sha := range wantUses {
+		left = sha
+		break
+	}
+	many := slices.DeleteFunc(slices.Clone(named), func(s string) bool { return s == left })
+	for i := 0; len(many) <= 300; i++ {
+		many = append(many, sha([]byte(fmt.Sprint("filler ", i))))
+	}
+	first := named[:1]
+	for _, tc := range []struct {
+		shas []string
+		want map[string][]store.BlobUse
+	}{
+		{named, wantUses},
+		{many, maps.Collect(func(yield func(string, []store.BlobUse) bool) {
+			for sha, u := range wantUses {
+				if sha != left && !yield(sha, u) {
+					return
+				}
+			}
+		})},
+		{first, maps.Collect(func(yield func(string, []store.BlobUse) bool) {
+			if u, ok := wantUses[first[0]]; ok {
+				yield(first[0], u)
+			}
+		})},
+	} {
+		got, err := b.BlobUsesOf(ctx, tc.shas)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("BlobUsesOf(%d digests):\n got %+v\nwant %+v", len(tc.shas), got, tc.want)
+		}
 	}
 }

@@ -87,6 +87,7 @@ type Downloads interface {
 type Blobs interface {
 	BlobRecords(ctx context.Context) ([]store.BlobRecord, error)
 	RecordedBlobs(ctx context.Context) ([]store.BlobRecord, error)
+	BlobUsesOf(ctx context.Context, shas []string) (map[string][]store.BlobUse, error)
 	RecordPreviewFetched(ctx context.Context, url, sha, contentType string, size int64) (*store.Preview, error)
 }
 
