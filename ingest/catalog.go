@@ -533,8 +533,9 @@ func searchDoc(it *Item) store.SearchDoc {
 }
 
 func searchDocs(cat *Catalog) []store.SearchDoc {
-	items := cat.Items()
-	docs := make([]store.SearchDoc, len(items))
-	_ = inParallel(len(items), func(i int) error { docs[i] = searchDoc(items[i]); return nil })
+	docs := make([]store.SearchDoc, 0, cat.Len())
+	for it := range cat.All() {
+		docs = append(docs, searchDoc(it))
+	}
 	return docs
 }
