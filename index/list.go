@@ -125,8 +125,10 @@ func (l *List) Plugin(id string) (*Entry, bool) {
 const pluginIndexMin = 256
 
 // pluginIndex is the position of each plugin id's first entry in one list, as its plugins
-// were when it was made (Plugin checks what it finds); the last list asked keeps its index,
-// which the list in force is.
+// were when it was made: a list is not changed in place once asked (lists are loaded, then
+// read). Plugin checks the id at the position it finds, so even a list changed in place
+// never answers an entry of another id. Only the last list asked keeps its index (the list
+// in force, in serve).
 type pluginIndex struct {
 	list *List
 	n    int

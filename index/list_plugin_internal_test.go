@@ -6,8 +6,8 @@ import (
 )
 
 // TestPluginIndex: a large list finds its entries through an index, the first entry of an
-// id as a search in order would, and still answers rightly after its plugins change in
-// place (the index checks what it finds, and an id it misses is searched for).
+// id as a search in order would; a list changed in place (which lists are not, once
+// asked) still never answers an entry of another id, nor misses an id it holds.
 func TestPluginIndex(t *testing.T) {
 	l := &List{}
 	for i := range 2 * pluginIndexMin {

@@ -372,7 +372,8 @@ func (s *Store) AllReleases(ctx context.Context) ([]*Release, error) {
 const releaseBatch = 256
 
 // decodeReleases scans rows in order on the caller's goroutine and decodes them over
-// workers goroutines; the error is the first row's (in order) that fails.
+// workers goroutines. A failure to read the rows is its error; else the first row's (in
+// order) that does not decode.
 func decodeReleases(rows *sql.Rows, workers int) ([]*Release, error) {
 	type batch struct {
 		raws []rawRelease
