@@ -106,22 +106,15 @@ const joinedContent = "c.c0 || char(31) || c.c1 || char(31) || c.c2 || char(31) 
 // splitContent splits a row of joinedContent into its columns; false when it does not hold
 // exactly one column for each (a column holding the separator, or a NULL one).
 func splitContent(row []byte, cols *[len(ftsWeights)][]byte) bool {
-	n := 0
-	for i := 0; ; n++ {
-		j := bytes.IndexByte(row[i:], contentSep)
-		if j < 0 {
-			if n != len(cols)-1 {
-				return false
-			}
-			cols[n] = row[i:]
-			return true
-		}
-		if n == len(cols)-1 {
+	last := len(cols) - 1
+	for n := range last {
+		var ok bool
+		if cols[n], row, ok = bytes.Cut(row, []byte{contentSep}); !ok {
 			return false
 		}
-		cols[n] = row[i : i+j]
-		i += j + 1
 	}
+	cols[last] = row
+	return bytes.IndexByte(row, contentSep) < 0
 }
 
 // ftsTotals are the search table's row count and token count (every column), from FTS5's
