@@ -106,11 +106,7 @@ func TestParallelEncodeBuildsTheSameIndex(t *testing.T) {
 		old := encodeParallelMin
 		encodeParallelMin = min
 		defer func() { encodeParallelMin = old }()
-		s := New(st, l, Config{PublicURL: "http://r.example"}, discard())
-		t.Cleanup(s.Close)
-		if err := s.Rebuild(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		s := rebuiltService(t, st, l, Config{PublicURL: "http://r.example"})
 		var ids []string
 		for it := range s.Catalog().All() {
 			ids = append(ids, it.ID)
@@ -127,9 +123,7 @@ func TestParallelEncodeBuildsTheSameIndex(t *testing.T) {
 	if !slices.Equal(oneIDs, manyIDs) || len(oneIDs) != want || slices.ContainsFunc(oneIDs, unlisted) {
 		t.Errorf("catalogues of %d and %d items, want %d each (the unlisted and acme-hello left out) in the same order", len(oneIDs), len(manyIDs), want)
 	}
-	old := encodeParallelMin
-	encodeParallelMin = 500
-	defer func() { encodeParallelMin = old }()
+	parallelFrom(t, 500)
 	ids := slices.Sorted(maps.Keys(many.built.rels))
 	items, encs, err := many.itemsOf(context.Background(), many.built, ids)
 	if err != nil || len(encs) != len(items) || len(items) != want {

@@ -6,8 +6,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/store"
 )
+
+// rebuiltService is a Service over st with list l, built once; closed when the test ends.
+func rebuiltService(t *testing.T, st Store, l *index.List, cfg Config) *Service {
+	t.Helper()
+	s := New(st, l, cfg, discard())
+	t.Cleanup(s.Close)
+	if err := s.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// parallelFrom sets encodeParallelMin to n until the test ends.
+func parallelFrom(t *testing.T, n int) {
+	old := encodeParallelMin
+	encodeParallelMin = n
+	t.Cleanup(func() { encodeParallelMin = old })
+}
 
 // slowPackages is a store whose Packages answers after the releases are read.
 type slowPackages struct{ *store.Store }
@@ -23,11 +42,7 @@ func (s slowPackages) Packages(ctx context.Context) (map[string]*store.Package, 
 func TestLoadStateWaitsForThePackages(t *testing.T) {
 	st := mustStore(t)
 	l := seedCatalogue(t, st, 50)
-	s := New(slowPackages{st}, l, Config{PublicURL: "http://r.example", Blobs: st.Blobs.Folder()}, discard())
-	defer s.Close()
-	if err := s.Rebuild(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	s := rebuiltService(t, slowPackages{st}, l, Config{PublicURL: "http://r.example", Blobs: st.Blobs.Folder()})
 	n := 0
 	for it := range s.Catalog().All() {
 		n++

@@ -300,15 +300,9 @@ func TestPersisterWritesNothingAfterWait(t *testing.T) {
 // large catalogue) is that row's, by id, as the incremental builds after it take them out
 // and put them back.
 func TestFullBuildRowSums(t *testing.T) {
-	old := encodeParallelMin
-	encodeParallelMin = 100
-	defer func() { encodeParallelMin = old }()
+	parallelFrom(t, 100)
 	st := mustStore(t)
-	s := New(st, seedCatalogue(t, st, 1000), Config{PublicURL: "http://r.example"}, discard())
-	defer s.Close()
-	if err := s.Rebuild(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	s := rebuiltService(t, st, seedCatalogue(t, st, 1000), Config{PublicURL: "http://r.example"})
 	n := 0
 	for it := range s.Catalog().All() {
 		n++
