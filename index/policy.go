@@ -215,13 +215,20 @@ type Doc struct {
 }
 
 // FitKandev fits the entries of set into one Kandev document under p; the shards (from
-// PlanShards) are named in its partial object when it is not full.
+// PlanShards) are named in its partial object when it is not full. The set keeps the
+// document's blocks (blocks.go): the next build rebuilds only those its changes fall in.
 func FitKandev(p Policy, h Header, set *Set, shards *Shards) (Doc, error) {
 	ids, cats := shards.URLs()
-	if set.sel == nil {
-		set.sel = &selection{order: set.order}
+	if set.kept == nil {
+		set.kept = &kept{order: set.order}
 	}
-	return fitDoc(p, kandevHead(h), set.ByID(), set.sizes(), set.ByRank, set.Len(), ids, cats, set.sel)
+	k := set.kept
+	k.removed, k.added, k.known = set.takeChanges()
+	d, err := fitDoc(p, kandevHead(h), set.ByID(), set.sizes(), set.ByRank, set.Len(), ids, cats, k)
+	if err != nil {
+		k.mode = "" // the changes taken are not in the blocks: the next build makes them anew
+	}
+	return d, err
 }
 
 // FitCurupira fits the extensions of set into one Curupira document under p. Extensions
@@ -248,9 +255,12 @@ func sizesOf(entries []*Encoded) sizes {
 
 // fitDoc applies the policy to entries (sorted by id, their joined sizes z; ranked returns
 // them by rank).
-func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []*Encoded, total int, shards, cats []string, sel *selection) (Doc, error) {
+func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []*Encoded, total int, shards, cats []string, k *kept) (Doc, error) {
 	limit := p.limit()
 	if len(head)+len(`]}`)+z.full <= limit {
+		if k != nil {
+			return k.whole(head, entries, false, nil, ModeFull), nil
+		}
 		return joinedDoc(head, entries, false, nil, ModeFull), nil
 	}
 	part := Partial{Total: total, Listed: total, Policy: ModeCompact, Order: p.order(), DescriptionMax: p.descriptionMax(),
@@ -263,6 +273,9 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []
 		return Doc{}, err
 	}
 	if len(head)+len(tail)+z.compact <= limit {
+		if k != nil {
+			return k.whole(head, entries, true, tail, ModeCompact), nil
+		}
 		return joinedDoc(head, entries, true, tail, ModeCompact), nil
 	}
 	part.Policy = ModeSelected
@@ -271,8 +284,8 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []
 	}
 	budget := limit - len(head) - len(tail)
 	var chosen []*Encoded
-	if sel != nil {
-		chosen = make([]*Encoded, 0, len(sel.ranked)+16)
+	if k != nil {
+		chosen = make([]*Encoded, 0, len(k.ranked)+16)
 	}
 	for _, e := range ranked() {
 		need := len(e.Compact) + min(len(chosen), 1)
@@ -288,55 +301,60 @@ func fitDoc(p Policy, head []byte, entries []*Encoded, z sizes, ranked func() []
 	if budget < 0 {
 		return Doc{}, fmt.Errorf("%w: a %d-byte host cap does not hold even the document's header and partial object; raise --index-max-bytes", ErrNoFit, limit)
 	}
-	var byID []*Encoded
-	if sel != nil {
-		byID = sel.update(chosen)
-	} else {
-		byID = slices.SortedFunc(slices.Values(chosen), byIDCompare)
-	}
-	part.Listed = len(byID)
+	part.Listed = len(chosen)
 	if tail, err = partialTail(part); err != nil {
 		return Doc{}, err
 	}
-	return joinedDoc(head, byID, true, tail, ModeSelected), nil
-}
-
-// selection is what the last selected index.json chose, by rank and by id, so that the
-// next build, choosing mostly the same entries, finds what changed by one walk over the two
-// rank orders and updates the id order by a binary search per entry changed, instead of
-// sorting its choice again.
-type selection struct {
-	order  string     // the Set's order: the rank order both choices are sorted in
-	ranked []*Encoded // the last choice, by rank
-	byID   []*Encoded // the same entries, by id
-}
-
-// update records chosen (entries by rank, owned by sel from now on) as the choice and
-// returns it sorted by id.
-func (sel *selection) update(chosen []*Encoded) []*Encoded {
-	cmpf := rankCompare(sel.order)
-	added, removed, ok := rankDiff(sel.ranked, chosen, cmpf, len(chosen)/8)
-	if sel.ranked == nil || !ok {
-		sel.byID = slices.Clone(chosen)
-		slices.SortFunc(sel.byID, byIDCompare)
-	} else {
-		for _, e := range removed {
-			if i, found := slices.BinarySearchFunc(sel.byID, e, byIDCompare); found && sel.byID[i] == e {
-				sel.byID = slices.Delete(sel.byID, i, i+1)
-			}
-		}
-		for _, e := range added {
-			i, _ := slices.BinarySearchFunc(sel.byID, e, byIDCompare)
-			sel.byID = slices.Insert(sel.byID, i, e)
-		}
+	if k != nil {
+		return k.choose(head, chosen, tail), nil
 	}
-	sel.ranked = chosen
-	return sel.byID
+	return joinedDoc(head, slices.SortedFunc(slices.Values(chosen), byIDCompare), true, tail, ModeSelected), nil
+}
+
+// kept is what FitKandev keeps of the last document it built from a Set: its mode, its
+// entries in blocks and, when it was selected, its choice by rank, so that the next build,
+// choosing mostly the same entries, finds what changed by one walk over the two rank
+// orders instead of sorting its choice again. removed, added and known are the Set's
+// changes since (takeChanges), for documents of every entry.
+type kept struct {
+	order          string
+	mode           string     // the last document's mode; "" when nothing is kept
+	ranked         []*Encoded // ModeSelected: the last choice, by rank
+	blocks         *blocks
+	removed, added []*Encoded
+	known          bool
+}
+
+// whole is the document of every entry (sorted by id) in one form: the kept blocks with
+// the Set's changes applied when the last document was of mode, else new blocks.
+func (k *kept) whole(head []byte, entries []*Encoded, compact bool, tail []byte, mode string) Doc {
+	if k.mode == mode && k.known {
+		k.blocks.apply(k.removed, k.added)
+	} else {
+		k.blocks = newBlocks(entries, compact)
+	}
+	k.mode, k.ranked = mode, nil
+	return k.blocks.doc(head, closer(tail), mode)
+}
+
+// choose is the selected document of chosen (entries by rank, owned by k from now on): the
+// kept blocks with what joined and left the choice applied when the blocks are of the last
+// selected document (ranked is kept with them; a refused build since changes neither) and
+// few changed, else new blocks.
+func (k *kept) choose(head []byte, chosen []*Encoded, tail []byte) Doc {
+	added, removed, ok := rankDiff(k.ranked, chosen, rankCompare(k.order), len(chosen)/8)
+	if k.ranked != nil && ok {
+		k.blocks.apply(removed, added)
+	} else {
+		k.blocks = newBlocks(slices.SortedFunc(slices.Values(chosen), byIDCompare), true)
+	}
+	k.mode, k.ranked = ModeSelected, chosen
+	return k.blocks.doc(head, closer(tail), ModeSelected)
 }
 
 // rankDiff walks old and chosen, both sorted by cmpf, and returns the entries only chosen
-// holds (added) and only old holds (removed); false when more than limit differ (a sort is
-// then cheaper than the inserts).
+// holds (added) and only old holds (removed); false when more than limit differ (new blocks
+// are then cheaper).
 func rankDiff(old, chosen []*Encoded, cmpf func(a, b *Encoded) int, limit int) (added, removed []*Encoded, ok bool) {
 	i, j := 0, 0
 	for i < len(old) || j < len(chosen) {
@@ -414,13 +432,11 @@ func (e *Encoded) form(compact bool) *form {
 // between entries (fewer than two, or entries that are not objects) the joined bytes are
 // hashed.
 func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode string) Doc {
-	closer := closeArray
-	if tail != nil {
-		closer = append([]byte{']'}, tail...)
-	}
+	closer := closer(tail)
 	parts := make([][]byte, 0, len(entries)+2)
 	parts = append(parts, head)
 	h := sha256.New()
+	g := newGrouper(h)
 	chunked := len(entries) >= 2
 	for i, e := range entries {
 		f := e.form(compact)
@@ -429,17 +445,17 @@ func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode 
 		case i == 0:
 			parts = append(parts, f.seg[1:])
 			if chunked {
-				writeChunkSums(h, append(slices.Clip(head), f.seg[1:]...))
+				writeChunkSums(g, append(slices.Clip(head), f.seg[1:]...))
 			}
 		case i == len(entries)-1:
 			parts = append(parts, f.seg)
 			if chunked {
-				writeChunkSums(h, append(slices.Clip(f.seg), closer...))
+				writeChunkSums(g, append(slices.Clip(f.seg), closer...))
 			}
 		default:
 			parts = append(parts, f.seg)
 			if chunked {
-				h.Write(f.chunkSums())
+				g.Write(f.chunkSums())
 			}
 		}
 	}
@@ -449,11 +465,21 @@ func joinedDoc(head []byte, entries []*Encoded, compact bool, tail []byte, mode 
 		d.Digest = Digest(d.Body.Bytes())
 		return d
 	}
+	g.end()
 	h.Sum(d.Digest[:0])
 	return d
 }
 
 var closeArray = []byte("]}")
+
+// closer is what follows a document's last entry: "]" and tail (which closes the object),
+// "]}" without one.
+func closer(tail []byte) []byte {
+	if tail == nil {
+		return closeArray
+	}
+	return append([]byte{']'}, tail...)
+}
 
 // Digest is what a document's strong validator (ETag) is made of: the SHA-256 of the
 // SHA-256 digests of body's chunks, a chunk ending at every "}" that ",{" follows outside a
@@ -464,7 +490,9 @@ var closeArray = []byte("]}")
 // others'). Two bodies with one Digest have the same chunks, so the same bytes.
 func Digest(body []byte) [sha256.Size]byte {
 	h := sha256.New()
-	writeChunkSums(h, body) // not the sums kept: a body of "},{" has a chunk every 3 bytes
+	g := newGrouper(h)
+	writeChunkSums(g, body) // not the sums kept: a body of "},{" has a chunk every 3 bytes
+	g.end()
 	var d [sha256.Size]byte
 	h.Sum(d[:0])
 	return d

@@ -475,13 +475,23 @@ func TestShardsPackedAndListBounded(t *testing.T) {
 // Digest hashes the digests of a body's chunks, a chunk ending at each "}" before ",{"
 // outside a JSON string.
 func TestDigest(t *testing.T) {
-	sum := func(chunks ...string) [32]byte {
-		var b []byte
-		for _, c := range chunks {
+	sum := func(chunks ...string) [32]byte { // groups end after a chunk whose digest starts below 4
+		var groups, group []byte
+		for i, c := range chunks {
 			h := sha256.Sum256([]byte(c))
-			b = append(b, h[:]...)
+			group = append(group, h[:]...)
+			if h[0] < 4 || i == len(chunks)-1 {
+				g := sha256.Sum256(group)
+				groups, group = append(groups, g[:]...), nil
+			}
 		}
-		return sha256.Sum256(b)
+		return sha256.Sum256(groups)
+	}
+	ends := "" // a chunk that ends a group
+	for k := 0; ends == ""; k++ {
+		if c := fmt.Sprintf(`,{"n":%d}`, k); sha256.Sum256([]byte(c))[0] < 4 {
+			ends = c
+		}
 	}
 	tests := []struct {
 		body string
@@ -497,6 +507,9 @@ func TestDigest(t *testing.T) {
 		{`[{"a":"x\\"},{"b":1}]`, sum(`[{"a":"x\\"}`, `,{"b":1}]`)}, // an escaped backslash does not escape the quote
 		{`[{"a":"},{`, sum(`[{"a":"},{`)},                           // a string that never closes
 		{`[{},[{}]]`, sum(`[{},[{}]]`)},
+		{`[{"a":1}` + ends + `,{"b":2}]`, sum(`[{"a":1}`, ends, `,{"b":2}]`)},            // two groups
+		{`[{"a":1}` + ends + ends + `]`, sum(`[{"a":1}`, ends, ends+`]`)},                // three
+		{`[{"a":1}` + ends[:len(ends)-1] + `]`, sum(`[{"a":1}`, ends[:len(ends)-1]+`]`)}, // the chunk changed: one group
 	}
 	for _, tt := range tests {
 		if got := index.Digest([]byte(tt.body)); got != tt.want {

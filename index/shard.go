@@ -21,8 +21,12 @@ type Set struct {
 	// asked; dirty names the categories changed since the last PlanShards.
 	cats  map[string]*catList
 	dirty map[string]bool
-	sel   *selection // the last selected index.json's entries (FitKandev)
-	lens  []int      // len(Full) of byID's entries, in order: shard sizes without reading each entry
+	kept  *kept // the last index.json FitKandev built (policy.go)
+	// put and gone are the entries put and removed since the last FitKandev, for its kept
+	// blocks, while it keeps any; lost when they grew past what is worth applying one by one.
+	put, gone []*Encoded
+	lost      bool
+	lens      []int // len(Full) of byID's entries, in order: shard sizes without reading each entry
 	// cum are the running sums of lens plus a comma each (cum[i]: before entry i), valid up
 	// to cum[cumOK]; full and compact are the total lengths of the entries' two forms.
 	cum           []int
@@ -97,6 +101,7 @@ func (s *Set) Put(e *Encoded) *Encoded {
 	}
 	s.full, s.compact = s.full+len(e.Full), s.compact+len(e.Compact)
 	s.cumOK = min(s.cumOK, i)
+	s.logChange(old, e)
 	cmpf := rankCompare(s.order)
 	if s.ranked && (old == nil || !replaceSorted(s.byRank, old, e, cmpf)) {
 		if old != nil {
@@ -250,6 +255,7 @@ func (s *Set) Remove(id string) *Encoded {
 	s.cum = s.cum[:len(s.cum)-1]
 	s.cumOK = min(s.cumOK, i)
 	s.full, s.compact = s.full-len(old.Full), s.compact-len(old.Compact)
+	s.logChange(old, nil)
 	if s.ranked {
 		s.removeRanked(old)
 	}
@@ -257,6 +263,57 @@ func (s *Set) Remove(id string) *Encoded {
 		s.uncategorize(old)
 	}
 	return old
+}
+
+// logChange records that old (nil: none) left the set and e (nil: none) joined it, while
+// FitKandev keeps a document's blocks.
+func (s *Set) logChange(old, e *Encoded) {
+	if s.kept == nil || s.kept.mode == "" || s.lost {
+		return
+	}
+	if old != nil {
+		s.gone = append(s.gone, old)
+	}
+	if e != nil {
+		s.put = append(s.put, e)
+	}
+	if len(s.put)+len(s.gone) > max(64, len(s.byID)/8) {
+		s.put, s.gone, s.lost = nil, nil, true
+	}
+}
+
+// takeChanges returns the net changes logged since the last call (an entry put and then
+// removed again is in neither list) and clears the log; false when the log was lost (or
+// never kept).
+func (s *Set) takeChanges() (removed, added []*Encoded, ok bool) {
+	put, gone, lost := s.put, s.gone, s.lost
+	s.put, s.gone, s.lost = nil, nil, false
+	if lost || s.kept == nil || s.kept.mode == "" {
+		return nil, nil, false
+	}
+	if len(put) == 0 || len(gone) == 0 {
+		return gone, put, true
+	}
+	net := make(map[*Encoded]int, len(put)+len(gone))
+	for _, e := range put {
+		net[e]++
+	}
+	for _, e := range gone {
+		net[e]--
+	}
+	for _, e := range gone {
+		if net[e] < 0 {
+			removed = append(removed, e)
+			net[e] = 0
+		}
+	}
+	for _, e := range put {
+		if net[e] > 0 {
+			added = append(added, e)
+			net[e] = 0
+		}
+	}
+	return removed, added, true
 }
 
 func (s *Set) removeRanked(old *Encoded) {
