@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pluginyard/registry/plist"
 )
 
 // Set is the entries of one document kind, sorted by id and, on demand, by rank. Put and
@@ -34,8 +36,20 @@ type Set struct {
 	full, compact int
 }
 
+// catList is one category's entries, by id and by rank, in persistent lists: a category
+// shard's plan takes them as they are (no copy), and a change copies one chunk of each.
 type catList struct {
-	byID, byRank []*Encoded
+	byID, byRank plist.List[*Encoded]
+}
+
+// idIn finds id in a list sorted by id.
+func idIn(l plist.List[*Encoded], id string) (int, bool) {
+	return l.Search(func(x *Encoded) int { return strings.Compare(x.ID, id) })
+}
+
+// rankIn finds e's place in a list sorted by cmpf.
+func rankIn(l plist.List[*Encoded], e *Encoded, cmpf func(a, b *Encoded) int) (int, bool) {
+	return l.Search(func(x *Encoded) int { return cmpf(x, e) })
 }
 
 // NewSet returns a Set of entries ranked by order (OrderDownloads or OrderRecent); an id
@@ -133,19 +147,21 @@ func (s *Set) recategorize(old, e *Encoded) bool {
 		if cl == nil {
 			return false
 		}
-		i, ok := slices.BinarySearchFunc(cl.byID, old.ID, func(x *Encoded, id string) int { return strings.Compare(x.ID, id) })
-		if !ok || cl.byID[i] != old {
+		if i, ok := idIn(cl.byID, old.ID); !ok || cl.byID.At(i) != old {
 			return false
 		}
-		if j, ok := slices.BinarySearchFunc(cl.byRank, old, cmpf); !ok || cl.byRank[j] != old {
+		if j, ok := rankIn(cl.byRank, old, cmpf); !ok || cl.byRank.At(j) != old {
 			return false
 		}
 	}
 	for _, c := range cs {
 		cl := s.cats[c]
-		i, _ := slices.BinarySearchFunc(cl.byID, old.ID, func(x *Encoded, id string) int { return strings.Compare(x.ID, id) })
-		cl.byID[i] = e
-		replaceSorted(cl.byRank, old, e, cmpf)
+		i, _ := idIn(cl.byID, old.ID)
+		cl.byID = cl.byID.Set(i, e)
+		j, _ := rankIn(cl.byRank, old, cmpf)
+		cl.byRank = cl.byRank.Delete(j)
+		k, _ := rankIn(cl.byRank, e, cmpf)
+		cl.byRank = cl.byRank.Insert(k, e)
 		s.dirty[c] = true
 	}
 	return true
@@ -179,10 +195,10 @@ func (s *Set) categorize(e *Encoded) {
 			cl = &catList{}
 			s.cats[c] = cl
 		}
-		i, _ := slices.BinarySearchFunc(cl.byID, e.ID, func(x *Encoded, id string) int { return strings.Compare(x.ID, id) })
-		cl.byID = slices.Insert(cl.byID, i, e)
-		j, _ := slices.BinarySearchFunc(cl.byRank, e, cmpf)
-		cl.byRank = slices.Insert(cl.byRank, j, e)
+		i, _ := idIn(cl.byID, e.ID)
+		cl.byID = cl.byID.Insert(i, e)
+		j, _ := rankIn(cl.byRank, e, cmpf)
+		cl.byRank = cl.byRank.Insert(j, e)
 		s.dirty[c] = true
 	}
 }
@@ -195,13 +211,13 @@ func (s *Set) uncategorize(old *Encoded) {
 		if cl == nil {
 			continue
 		}
-		if i, ok := slices.BinarySearchFunc(cl.byID, old.ID, func(x *Encoded, id string) int { return strings.Compare(x.ID, id) }); ok && cl.byID[i] == old {
-			cl.byID = slices.Delete(cl.byID, i, i+1)
+		if i, ok := idIn(cl.byID, old.ID); ok && cl.byID.At(i) == old {
+			cl.byID = cl.byID.Delete(i)
 		}
-		if j, ok := slices.BinarySearchFunc(cl.byRank, old, cmpf); ok && cl.byRank[j] == old {
-			cl.byRank = slices.Delete(cl.byRank, j, j+1)
+		if j, ok := rankIn(cl.byRank, old, cmpf); ok && cl.byRank.At(j) == old {
+			cl.byRank = cl.byRank.Delete(j)
 		}
-		if len(cl.byID) == 0 {
+		if cl.byID.Len() == 0 {
 			delete(s.cats, c)
 		}
 		s.dirty[c] = true
@@ -211,23 +227,20 @@ func (s *Set) uncategorize(old *Encoded) {
 // categories returns the category lists, made on first use.
 func (s *Set) categories() map[string]*catList {
 	if s.cats == nil {
-		s.cats, s.dirty = map[string]*catList{}, map[string]bool{}
+		byRank, byID := map[string][]*Encoded{}, map[string][]*Encoded{}
 		for _, e := range s.ByRank() {
 			for _, c := range categoriesOf(e) {
-				cl := s.cats[c]
-				if cl == nil {
-					cl = &catList{}
-					s.cats[c] = cl
-				}
-				cl.byRank = append(cl.byRank, e)
+				byRank[c] = append(byRank[c], e)
 			}
 		}
 		for _, e := range s.byID {
 			for _, c := range categoriesOf(e) {
-				s.cats[c].byID = append(s.cats[c].byID, e)
+				byID[c] = append(byID[c], e)
 			}
 		}
-		for c := range s.cats {
+		s.cats, s.dirty = map[string]*catList{}, map[string]bool{}
+		for c := range byID {
+			s.cats[c] = &catList{byID: plist.Of(byID[c]), byRank: plist.Of(byRank[c])}
 			s.dirty[c] = true
 		}
 	}
@@ -362,8 +375,8 @@ type ShardPlan struct {
 	category string
 	header   Header
 	policy   Policy
-	entries  []*Encoded // sorted by id (a copy)
-	ranked   []*Encoded // category shards: by rank (a copy)
+	entries  []*Encoded // id shards: sorted by id (a copy)
+	cat      catList    // category shards: the category's entries, as PlanShards found them
 	idURLs   []string   // what a partial category shard names
 	once     sync.Once
 	doc      Doc
@@ -381,7 +394,8 @@ func (sp *ShardPlan) Doc() (Doc, error) {
 			sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, sizesOf(sp.entries), func() []*Encoded { return sp.entries }, len(sp.entries), sp.idURLs, nil, nil)
 			return
 		}
-		sp.doc, sp.err = fitDoc(sp.policy, head, sp.entries, sizesOf(sp.entries), func() []*Encoded { return sp.ranked }, len(sp.entries), sp.idURLs, nil, nil)
+		entries, ranked := sp.cat.byID.Slice(), sp.cat.byRank.Slice()
+		sp.doc, sp.err = fitDoc(sp.policy, head, entries, sizesOf(entries), func() []*Encoded { return ranked }, len(entries), sp.idURLs, nil, nil)
 	})
 	return sp.doc, sp.err
 }
@@ -590,8 +604,8 @@ func categoryPlans(p Policy, h Header, set *Set, prev *Shards, sameURLs bool, id
 			}
 		}
 		cl := cats[c]
-		plans = append(plans, &ShardPlan{Name: c + ".json", URL: p.ShardURL(c + ".json"), category: c, Entries: len(cl.byID),
-			header: h, policy: p, entries: slices.Clone(cl.byID), ranked: slices.Clone(cl.byRank), idURLs: idURLs})
+		plans = append(plans, &ShardPlan{Name: c + ".json", URL: p.ShardURL(c + ".json"), category: c, Entries: cl.byID.Len(),
+			header: h, policy: p, cat: *cl, idURLs: idURLs})
 	}
 	return plans
 }

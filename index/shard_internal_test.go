@@ -60,7 +60,7 @@ func TestSetKeepsSizes(t *testing.T) {
 		}
 		for c, w := range fc {
 			g := s.cats[c]
-			if g == nil || ids(g.byID) != ids(w.byID) || ids(g.byRank) != ids(w.byRank) {
+			if g == nil || ids(g.byID.Slice()) != ids(w.byID.Slice()) || ids(g.byRank.Slice()) != ids(w.byRank.Slice()) {
 				t.Fatalf("step %d: category %s differs from a fresh set's", step, c)
 			}
 		}
