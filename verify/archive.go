@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/pluginyard/registry/manifest"
@@ -69,10 +70,19 @@ func readArchive(ctx context.Context, r io.Reader, lim Limits) (*archive, error)
 		parents:  map[string]bool{},
 		folded:   map[string]string{},
 		problems: problem.NewCapped(problem.MaxListed),
-		buf:      make([]byte, copyBufferSize),
 	}
+	buf := copyBuffers.Get().(*[]byte)
+	br := bufReaders.Get().(*bufio.Reader)
+	defer func() {
+		br.Reset(nil)
+		bufReaders.Put(br)
+		copyBuffers.Put(buf)
+	}()
+	a.buf = *buf
 	raw := newRawReader(ctx, r, lim.MaxCompressed)
-	a.read(bufio.NewReaderSize(raw, copyBufferSize))
+	br.Reset(raw)
+	a.read(br)
+	a.buf = nil // back to the pool with this pass
 	if raw.err != nil {
 		return nil, fmt.Errorf("read package: %w", raw.err)
 	}
@@ -98,9 +108,32 @@ func drain(raw *rawReader) error {
 	return err
 }
 
+// A pass's buffers are reused by the next: the copy buffer and the buffered reader's
+// (256 KiB each) and the gzip reader's window and tables (about 40 KiB). A publish of a
+// 3 KB package allocated over half a megabyte for them, most of what it allocated, and the
+// collector's cycles follow what is allocated (a continuous publisher's collections are
+// paid by the readers of the same process).
+var (
+	copyBuffers = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
+	bufReaders  = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, copyBufferSize) }}
+	gzReaders   sync.Pool // *gzip.Reader, Reset for each pass
+)
+
+// gzipReader is a gzip reader of br: one from the pool, Reset, or a new one.
+func gzipReader(br *bufio.Reader) (*gzip.Reader, error) {
+	if gz, ok := gzReaders.Get().(*gzip.Reader); ok {
+		if err := gz.Reset(br); err != nil {
+			gzReaders.Put(gz)
+			return nil, err
+		}
+		return gz, nil
+	}
+	return gzip.NewReader(br)
+}
+
 // read runs the gzip and tar layers; problems go to a.problems.
 func (a *archive) read(br *bufio.Reader) {
-	gz, err := gzip.NewReader(br)
+	gz, err := gzipReader(br)
 	if reportedElsewhere(err) {
 		a.fatal = true
 		return
@@ -109,7 +142,10 @@ func (a *archive) read(br *bufio.Reader) {
 		a.stop("archive.gzip", "", "the package is not a gzip file (%v); build it with `tar -czf` or the pack tool", err)
 		return
 	}
-	defer gz.Close()
+	defer func() {
+		gz.Close()
+		gzReaders.Put(gz)
+	}()
 	guard := &guardReader{r: gz, limit: streamLimit(a.lim)}
 	a.trace = &headerTrace{r: guard}
 	tr := tar.NewReader(a.trace)
