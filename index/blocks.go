@@ -60,12 +60,11 @@ func (d *grouper) end() {
 // block is a run of a document's entries (sorted by id, never written) in one form: their
 // segments joined, and the digests of the groups they make alone, which are theirs in any
 // document where a group ends just before the run. A block is closed when its last entry's
-// last chunk ends a group: then so does the block.
+// last chunk ends a group (endsGroup): then so does the block.
 type block struct {
 	entries []*Encoded
 	joined  []byte // each entry's segment ("," + its bytes), in order
 	object  bool   // every entry's form is a JSON object (joinedDoc)
-	closed  bool
 	groups  []byte // made on first use (closed blocks only)
 }
 
@@ -81,7 +80,6 @@ func newBlock(entries []*Encoded, compact bool) *block {
 		b.joined = append(b.joined, f.seg...)
 		b.object = b.object && f.object
 	}
-	b.closed = endsGroup(entries[len(entries)-1], compact)
 	return b
 }
 

@@ -43,7 +43,7 @@ func checkBlocks(t *testing.T, what string, bs *blocks, want []*Encoded) {
 		if len(b.entries) == 0 {
 			t.Fatalf("%s: block %d is empty", what, i)
 		}
-		if !b.closed && i < len(bs.list)-1 {
+		if !endsGroup(b.entries[len(b.entries)-1], bs.compact) && i < len(bs.list)-1 {
 			t.Fatalf("%s: block %d of %d is open", what, i, len(bs.list))
 		}
 		for k, e := range b.entries[:len(b.entries)-1] {
@@ -192,5 +192,43 @@ func TestKeptBlocksAfterARefusedBuild(t *testing.T) {
 		if err != nil || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) || got.Digest != want.Digest {
 			t.Fatalf("%s: after many changes the document is not a fresh set's (%v)", first.Mode, err)
 		}
+	}
+}
+
+// TestKeptBlocksWithoutAGroupEnd: a catalogue none of whose entries ends a group (what a
+// publisher grinding descriptions could make) is one block, rebuilt whole at each change,
+// and its documents still have a fresh set's bytes and Digest.
+func TestKeptBlocksWithoutAGroupEnd(t *testing.T) {
+	h := Header{Serial: 1, GeneratedAt: time.Date(2026, 9, 18, 6, 0, 0, 0, time.UTC)}
+	n := 0
+	mk := func(id string) *Encoded {
+		for {
+			n++
+			e := blockEntry(t, id, fmt.Sprintf("no end %d", n), int64(n%97))
+			if !endsGroup(e, false) {
+				return e
+			}
+		}
+	}
+	var entries []*Encoded
+	for i := range 300 {
+		entries = append(entries, mk(fmt.Sprintf("p%04d", i)))
+	}
+	set, _ := NewSet(OrderDownloads, entries)
+	r := rand.New(rand.NewPCG(7, 8))
+	for step := range 40 {
+		if step > 0 {
+			set.Put(mk(fmt.Sprintf("p%04d", r.IntN(400))))
+		}
+		got, err := FitKandev(Policy{Limit: 1 << 30}, h, set, nil)
+		fresh, _ := NewSet(OrderDownloads, set.ByID())
+		want, _ := FitKandev(Policy{Limit: 1 << 30}, h, fresh, nil)
+		if err != nil || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) || got.Digest != want.Digest || got.Digest != Digest(got.Body.Bytes()) {
+			t.Fatalf("step %d: the document is not a fresh set's (%v)", step, err)
+		}
+		if len(set.kept.blocks.list) != 1 {
+			t.Fatalf("step %d: %d blocks, want one", step, len(set.kept.blocks.list))
+		}
+		checkBlocks(t, fmt.Sprintf("step %d", step), set.kept.blocks, set.ByID())
 	}
 }

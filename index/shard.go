@@ -44,7 +44,7 @@ type catList struct {
 
 // idIn finds id in a list sorted by id.
 func idIn(l plist.List[*Encoded], id string) (int, bool) {
-	return l.Search(func(x *Encoded) int { return strings.Compare(x.ID, id) })
+	return l.Search(func(x *Encoded) int { return entryID(x, id) })
 }
 
 // rankIn finds e's place in a list sorted by cmpf.
@@ -97,7 +97,7 @@ func (s *Set) Get(id string) (*Encoded, bool) {
 }
 
 func (s *Set) find(id string) (int, bool) {
-	return slices.BinarySearchFunc(s.byID, id, func(e *Encoded, id string) int { return strings.Compare(e.ID, id) })
+	return slices.BinarySearchFunc(s.byID, id, entryID)
 }
 
 // Put adds e, or replaces the entry with its id; it returns the entry replaced (nil if none).
@@ -137,8 +137,8 @@ func (s *Set) Put(e *Encoded) *Encoded {
 }
 
 // recategorize puts e in place of old (the same id and categories) in its categories'
-// lists, moving only the entries between their ranks; false (nothing changed) when a list
-// does not hold old where its keys say.
+// lists (a new chunk of each); false (nothing changed) when a list does not hold old where
+// its keys say.
 func (s *Set) recategorize(old, e *Encoded) bool {
 	cmpf := rankCompare(s.order)
 	cs := categoriesOf(e)
