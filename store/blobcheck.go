@@ -46,6 +46,10 @@ type BlobProblem struct {
 	Size   int64     `json:"size"` // the recorded size; for a file the database lacks, the file's
 	Uses   []BlobUse `json:"releases"`
 	Detail string    `json:"detail"`
+	// Recorded is set on an orphan the database records (no release uses it: an earlier
+	// copy of a preview); an orphan without it is a file the database does not know (an
+	// interrupted publish), which serve's start-up sweep removes.
+	Recorded bool `json:"recorded,omitempty"`
 }
 
 // BlobProgress is reported after each blob CheckBlobs has checked.
@@ -231,7 +235,7 @@ func checkRecord(ctx context.Context, b BlobChecker, r BlobRecord) (*BlobProblem
 		if errors.Is(err, ErrBlobMissing) {
 			return nil, nil
 		}
-		return &BlobProblem{Kind: BlobOrphan, SHA256: r.SHA256, Size: r.Size, Uses: []BlobUse{},
+		return &BlobProblem{Kind: BlobOrphan, SHA256: r.SHA256, Size: r.Size, Uses: []BlobUse{}, Recorded: true,
 			Detail: "recorded in the database but no release uses it"}, nil
 	}
 	if err == nil {

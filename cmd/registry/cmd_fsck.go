@@ -100,8 +100,36 @@ func printFsck(w io.Writer, rep fsckReport) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}
 	}
-	fmt.Fprintf(w, "fsck: %d blobs (%s) checked: %s. Restore a missing or corrupt blob from a backup of the blobs folder (any copy with the same sha256 is the same file); orphans are removed by the next `registry serve`\n",
-		rep.Blobs, humanBytes(rep.Bytes), strings.Join(parts, ", "))
+	fmt.Fprintf(w, "fsck: %d blobs (%s) checked: %s.\n", rep.Blobs, humanBytes(rep.Bytes), strings.Join(parts, ", "))
+	for _, a := range fsckAdvice(rep.Problems) {
+		fmt.Fprintf(w, "  %s\n", a)
+	}
+}
+
+// fsckAdvice says what to do about each kind of problem found, once per kind.
+func fsckAdvice(probs []store.BlobProblem) []string {
+	var damaged, unrecorded, unused bool
+	for _, p := range probs {
+		switch {
+		case p.Kind != store.BlobOrphan:
+			damaged = true
+		case p.Recorded:
+			unused = true
+		default:
+			unrecorded = true
+		}
+	}
+	var out []string
+	if damaged {
+		out = append(out, "Restore a missing or corrupt blob from a backup of the blobs folder (any copy with the same sha256 is the same file).")
+	}
+	if unrecorded {
+		out = append(out, fmt.Sprintf("An orphan the database does not record (an interrupted publish leaves one) is removed by the next `registry serve`: at once on the embedded default (SQLite and the data directory's blobs folder), otherwise once it is older than %s (replicas may share the store).", SweepMinAge))
+	}
+	if unused {
+		out = append(out, "An orphan the database records but no release uses (an earlier copy of a preview) is harmless: nothing removes it, and removing the file by hand is safe.")
+	}
+	return out
 }
 
 func humanBytes(n int64) string {

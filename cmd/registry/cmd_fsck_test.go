@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -48,36 +49,60 @@ func TestFsckCleanStore(t *testing.T) {
 
 func TestFsckReportsDamage(t *testing.T) {
 	type finding struct{ Kind, SHA256, Releases string }
+	const (
+		restore  = "Restore a missing or corrupt blob"
+		sweep    = "removed by the next `registry serve`"
+		harmless = "no release uses (an earlier copy of a preview) is harmless"
+	)
 	tests := []struct {
-		name string
-		harm func(t *testing.T, dir string, rel *store.Release) finding
+		name   string
+		advice string // the one advice line the text report gives
+		harm   func(t *testing.T, dir string, rel *store.Release) finding
 	}{
-		{"flipped byte in the package", func(t *testing.T, dir string, rel *store.Release) finding {
+		{"flipped byte in the package", restore, func(t *testing.T, dir string, rel *store.Release) finding {
 			flipByte(t, blobPath(dir, rel.SHA256))
 			return finding{store.BlobCorrupt, rel.SHA256, "hello-managed@1.0.0 (package)"}
 		}},
-		{"truncated package", func(t *testing.T, dir string, rel *store.Release) finding {
+		{"truncated package", restore, func(t *testing.T, dir string, rel *store.Release) finding {
 			if err := os.Truncate(blobPath(dir, rel.SHA256), rel.Size/2); err != nil {
 				t.Fatal(err)
 			}
 			return finding{store.BlobCorrupt, rel.SHA256, "hello-managed@1.0.0 (package)"}
 		}},
-		{"deleted package", func(t *testing.T, dir string, rel *store.Release) finding {
+		{"deleted package", restore, func(t *testing.T, dir string, rel *store.Release) finding {
 			if err := os.Remove(blobPath(dir, rel.SHA256)); err != nil {
 				t.Fatal(err)
 			}
 			return finding{store.BlobMissing, rel.SHA256, "hello-managed@1.0.0 (package)"}
 		}},
-		{"flipped byte in the icon", func(t *testing.T, dir string, rel *store.Release) finding {
+		{"flipped byte in the icon", restore, func(t *testing.T, dir string, rel *store.Release) finding {
 			flipByte(t, blobPath(dir, rel.IconSHA256))
 			return finding{store.BlobCorrupt, rel.IconSHA256, "hello-managed@1.0.0 (icon)"}
 		}},
-		{"orphan file", func(t *testing.T, dir string, rel *store.Release) finding {
+		{"orphan file", sweep, func(t *testing.T, dir string, rel *store.Release) finding {
 			sha := strings.Repeat("ab", 32)
 			if err := os.MkdirAll(filepath.Dir(blobPath(dir, sha)), 0o750); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(blobPath(dir, sha), []byte("stray"), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			return finding{store.BlobOrphan, sha, ""}
+		}},
+		{"recorded blob no release uses", harmless, func(t *testing.T, dir string, rel *store.Release) finding {
+			sha := strings.Repeat("cd", 32)
+			if err := os.MkdirAll(filepath.Dir(blobPath(dir, sha)), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(blobPath(dir, sha), []byte("earlier preview"), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DBFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec("INSERT INTO blobs (sha256, size, created_at) VALUES (?, 15, '2026-01-01T00:00:00Z')", sha); err != nil {
 				t.Fatal(err)
 			}
 			return finding{store.BlobOrphan, sha, ""}
@@ -110,6 +135,11 @@ func TestFsckReportsDamage(t *testing.T) {
 			if code := cmdFsck(context.Background(), c, []string{"--data", dir}); code != exitInvalid ||
 				!strings.Contains(out.String(), want.Kind+"  ") || !strings.Contains(out.String(), want.SHA256) {
 				t.Errorf("text report: exit %d\n%s", code, out)
+			}
+			for _, a := range []string{restore, sweep, harmless} {
+				if got := strings.Contains(out.String(), a); got != (a == tt.advice) {
+					t.Errorf("advice %q given: %v, want %v\n%s", a, got, a == tt.advice, out)
+				}
 			}
 		})
 	}
