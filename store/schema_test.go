@@ -20,7 +20,7 @@ func derivedTable(name string) bool {
 }
 
 // TestPostgresSchemaMatchesSQLite: the PostgreSQL schema has the tables, columns and named
-// indexes of the SQLite one (search apart), so a SQLite migration without its PostgreSQL
+// indexes (with their columns, uniqueness and partiality) of the SQLite one (search apart), so a SQLite migration without its PostgreSQL
 // counterpart fails here.
 func TestPostgresSchemaMatchesSQLite(t *testing.T) {
 	ctx := context.Background()
@@ -40,12 +40,29 @@ func TestPostgresSchemaMatchesSQLite(t *testing.T) {
 	if diff := cmp.Diff(liteCols, pgCols); diff != "" {
 		t.Errorf("columns (-sqlite +postgres):\n%s", diff)
 	}
-	liteIdx := schemaRows(t, store.RawDB(lite), `SELECT tbl_name || '.' || name FROM sqlite_master
-		WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'`)
-	pgIdx := schemaRows(t, store.RawDB(pg), `SELECT tablename || '.' || indexname FROM pg_indexes
-		WHERE schemaname = 'public' AND indexname NOT LIKE '%\_pkey' AND indexname NOT LIKE '%\_key'`)
+	// Each index as table.name(columns in order), unique and partial marked: an index of
+	// the same name over other columns, or without its UNIQUE, is a different index.
+	liteIdx := schemaRows(t, store.RawDB(lite), `SELECT m.tbl_name || '.' || m.name || '(' ||
+			(SELECT group_concat(c.name, ',') FROM (SELECT name FROM pragma_index_info(m.name) ORDER BY seqno) c) || ')' ||
+			CASE WHEN l."unique" THEN ' unique' ELSE '' END || CASE WHEN l.partial THEN ' partial' ELSE '' END
+		FROM sqlite_master m JOIN pragma_index_list(m.tbl_name) l ON l.name = m.name
+		WHERE m.type = 'index' AND m.name NOT LIKE 'sqlite_autoindex_%'`)
+	pgIdx := schemaRows(t, store.RawDB(pg), `SELECT t.relname || '.' || i.relname || '(' ||
+			string_agg(a.attname, ',' ORDER BY k.n) || ')' ||
+			CASE WHEN x.indisunique THEN ' unique' ELSE '' END || CASE WHEN x.indpred IS NOT NULL THEN ' partial' ELSE '' END
+		FROM pg_index x
+		JOIN pg_class i ON i.oid = x.indexrelid
+		JOIN pg_class t ON t.oid = x.indrelid
+		JOIN pg_namespace s ON s.oid = t.relnamespace
+		CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, n)
+		JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+		WHERE s.nspname = 'public' AND i.relname NOT LIKE '%\_pkey' AND i.relname NOT LIKE '%\_key'
+		GROUP BY t.relname, i.relname, x.indisunique, x.indpred IS NOT NULL`)
+	if len(liteIdx) < 5 || !strings.Contains(strings.Join(liteIdx, " "), "(") {
+		t.Fatalf("the SQLite schema lists indexes %q, want the registry's, each with its columns", liteIdx)
+	}
 	if diff := cmp.Diff(liteIdx, pgIdx); diff != "" {
-		t.Errorf("named indexes (-sqlite +postgres):\n%s", diff)
+		t.Errorf("indexes, with their columns (-sqlite +postgres):\n%s", diff)
 	}
 }
 
