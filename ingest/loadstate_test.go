@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +107,94 @@ func TestBlobCheckReadsOnlyTheDamagedUses(t *testing.T) {
 	}
 	if s.BlobDamaged(later) || len(s.Damaged()) != 20 {
 		t.Errorf("damaged: %d blobs, the unused copy %v; want the 20 releases' only", len(s.Damaged()), s.BlobDamaged(later))
+	}
+}
+
+// TestPreloadIsTheFirstBuildsOnly: a Service given a Preload builds its first index from
+// the preloaded rows, a consistent view as of the serial read with them (a release
+// committed after is not in it, as if it came just after the start), and every later
+// build from the store.
+func TestPreloadIsTheFirstBuildsOnly(t *testing.T) {
+	ctx := context.Background()
+	st := mustStore(t)
+	l := seedCatalogue(t, st, 30)
+	cfg := Config{PublicURL: "http://r.example", Blobs: st.Blobs.Folder()}
+	want := string(rebuiltService(t, st, l, cfg).Documents().Kandev.Body.Bytes())
+	cfg.Preload = StartPreload(ctx, st)
+	cfg.Preload.Wait()
+	later := &store.Release{PackageID: "plugin-000007", Version: "2.0.0", Kind: "plugin", SHA256: strings.Repeat("e", 64), Size: 1,
+		Manifest: []byte("id: plugin-000007\napi_version: 2\nversion: 2.0.0\ndisplay_name: P\ndescription: later\nauthor: A\n"),
+		Card: &store.Card{Kind: "plugin", Name: "P", Description: "later", Author: "A", Categories: []string{"tools"}, APIVersion: 2,
+			Platforms: []string{"linux-amd64"}}, PublishedBy: "test"}
+	if err := st.InsertReleases(ctx, []*store.Release{later}, func(*store.Release) store.AuditEntry {
+		return store.AuditEntry{Actor: "test", Action: "publish"}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := rebuiltService(t, st, l, cfg)
+	if got := string(s.Documents().Kandev.Body.Bytes()); got != want {
+		t.Fatalf("the first build is not that of the preloaded rows: index.json %d bytes, want %d; plugin-000007 at %q", len(got), len(want), indexed(s, "plugin-000007"))
+	}
+	if err := s.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := indexed(s, "plugin-000007"); v != "2.0.0" {
+		t.Fatalf("after a second build plugin-000007 is at %q, want 2.0.0: a later build used the preloaded rows again", v)
+	}
+}
+
+// TestPreloadFailureFailsTheFirstBuild: rows the preload could not read fail the first
+// build, as a failed read of the store would; the next build reads the store.
+func TestPreloadFailureFailsTheFirstBuild(t *testing.T) {
+	ctx := context.Background()
+	st := mustStore(t)
+	l := seedCatalogue(t, st, 3)
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	cfg := Config{PublicURL: "http://r.example", Blobs: st.Blobs.Folder(), Preload: StartPreload(canceled, st)}
+	s := New(st, l, cfg, discard())
+	t.Cleanup(s.Close)
+	if err := s.Rebuild(ctx); err == nil {
+		t.Fatal("the first build succeeded on rows the preload failed to read")
+	}
+	if err := s.Rebuild(ctx); err != nil || indexed(s, "plugin-000002") != "1.0.0" {
+		t.Fatalf("second build: %v, plugin-000002 at %q", err, indexed(s, "plugin-000002"))
+	}
+}
+
+// failingSide is a store whose packages or quarantines cannot be read.
+type failingSide struct {
+	*store.Store
+	packages bool // Packages fails, else Quarantines
+}
+
+var errSide = errors.New("side read failed")
+
+func (s failingSide) Packages(ctx context.Context) (map[string]*store.Package, error) {
+	if s.packages {
+		return nil, errSide
+	}
+	return s.Store.Packages(ctx)
+}
+
+func (s failingSide) Quarantines(ctx context.Context) ([]store.Quarantine, error) {
+	if !s.packages {
+		return nil, errSide
+	}
+	return s.Store.Quarantines(ctx)
+}
+
+// TestBuildFailsOnASideRead: the packages and quarantines are read beside the releases;
+// either failing fails the build (never a build without the packages' rows, or with no
+// quarantine in force).
+func TestBuildFailsOnASideRead(t *testing.T) {
+	for _, packages := range []bool{true, false} {
+		st := mustStore(t)
+		l := seedCatalogue(t, st, 3)
+		s := New(failingSide{st, packages}, l, Config{PublicURL: "http://r.example", Blobs: st.Blobs.Folder()}, discard())
+		if err := s.Rebuild(context.Background()); !errors.Is(err, errSide) {
+			t.Errorf("packages failing %v: build error %v, want %v", packages, err, errSide)
+		}
+		s.Close()
 	}
 }

@@ -25,31 +25,50 @@ type state struct {
 }
 
 func (s *Service) loadState(ctx context.Context, l *index.List) (*state, error) {
-	serial, err := s.store.Serial(ctx)
-	if err != nil {
-		return nil, err
+	r, ok := s.takePreload()
+	if !ok {
+		r = readRows(ctx, s.store)
 	}
-	// The packages and quarantines are read beside the releases (the most rows, decoded
-	// over the CPUs as they come): each is a statement of its own either way.
+	if r.err != nil {
+		return nil, r.err
+	}
+	s.quar.Store(newQuarantineSet(r.quarantines))
+	return &state{list: l, rels: r.rels, pkgs: r.pkgs, serial: r.serial, read: r.serial}, nil
+}
+
+// rows are what a build reads from the store, the list apart: a consistent view as of
+// serial (read first: a change after it is at a later serial).
+type rows struct {
+	serial      int64
+	rels        []*store.Release
+	pkgs        map[string]*store.Package
+	quarantines []store.Quarantine
+	err         error
+}
+
+// readRows reads the rows of a build. The packages and quarantines are read beside the
+// releases (the most rows, decoded over the CPUs as they come): each is a statement of its
+// own either way.
+func readRows(ctx context.Context, st Store) rows {
+	var r rows
+	if r.serial, r.err = st.Serial(ctx); r.err != nil {
+		return r
+	}
 	var (
-		pkgs   map[string]*store.Package
-		pkgErr error
-		side   sync.WaitGroup
+		sideErr error
+		side    sync.WaitGroup
 	)
 	side.Go(func() {
-		if pkgs, pkgErr = s.store.Packages(ctx); pkgErr == nil {
-			pkgErr = s.loadQuarantines(ctx)
+		if r.pkgs, sideErr = st.Packages(ctx); sideErr == nil {
+			r.quarantines, sideErr = st.Quarantines(ctx)
 		}
 	})
-	rels, err := s.store.AllReleases(ctx)
+	r.rels, r.err = st.AllReleases(ctx)
 	side.Wait()
-	if err != nil {
-		return nil, err
+	if r.err == nil {
+		r.err = sideErr
 	}
-	if pkgErr != nil {
-		return nil, pkgErr
-	}
-	return &state{list: l, rels: rels, pkgs: pkgs, serial: serial, read: serial}, nil
+	return r
 }
 
 // limitError is documents a host would not take, or a change the guard holds back.

@@ -79,6 +79,9 @@ type Config struct {
 	// open report per reporter and package would hold per replica only. Nil:
 	// DATA/reporter.key, made by the first report.
 	ReporterKey []byte
+	// Preload, when set (StartPreload on the same store), holds the rows of the first
+	// build, read while the caller checked the list.
+	Preload *Preload
 }
 
 // Actor is who asks: resolved from a token by the caller.
@@ -92,11 +95,12 @@ type Actor struct {
 
 // Service runs the pipeline over one store. It is safe for concurrent use.
 type Service struct {
-	store Store
-	blobs Blobs
-	cfg   Config
-	log   *slog.Logger
-	now   func() time.Time
+	store   Store
+	blobs   Blobs
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	preload atomic.Pointer[Preload] // the first build's rows (Config.Preload), until taken
 
 	list    atomic.Pointer[index.List]
 	docs    atomic.Pointer[Documents]
@@ -161,6 +165,7 @@ func New(st Store, l *index.List, cfg Config, log *slog.Logger) *Service {
 	s.builds = newBuildQueue()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.list.Store(l)
+	s.preload.Store(cfg.Preload)
 	s.downloads = newDownloadCounter(st, log)
 	s.previews = newPreviewJob(st, s.blobs, cfg.Previews, log)
 	s.previews.copied = s.refreshPreviews // so that index.json carries the copies

@@ -76,35 +76,51 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	logOut := server.NewLogOutput(c.stderr) // request lines leave in batches (server.LogOutput)
 	log := newLogger(logOut, cfg.LogFormat)
 	cache := listCache(cfg, log)
-	list, err := cache.load(cfg.PluginsPath)
-	if err != nil {
-		return err
-	}
+	// plugins.yaml is checked on one CPU (a second at 50,000 entries when it or the binary
+	// changed) while the store opens, orphans are swept and the first build's rows are
+	// read (ingest.StartPreload); a refused list is still the error reported first.
+	restoreGC := startupGC() // through the list's check, the rows' read and the first build
+	defer restoreGC()        // an early return (restoreGC acts once)
+	checking := startListLoad(cache, cfg.PluginsPath)
 	lock, err := lockDataDir(cfg.DataDir, "starting another registry on it")
 	if err != nil {
-		return err
+		return checking.fail(err)
 	}
 	defer lock.Close()
-	var dm *demo // nil without --demo
+	var (
+		list *index.List
+		dm   *demo // nil without --demo
+	)
 	if cfg.Demo {
+		if _, err := checking.wait(); err != nil {
+			return err
+		}
 		if dm, list, err = startDemo(c, cfg); err != nil {
 			return err
 		}
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return listenError(cfg.Addr, err)
+		return checking.fail(listenError(cfg.Addr, err))
 	}
 	defer ln.Close()
 	st, blobs, err := cfg.backends().open(ctx, cfg.DataDir)
 	if err != nil {
-		return err
+		return checking.fail(err)
 	}
 	defer st.Close()
 	if n, err := cfg.backends().sweep(ctx, st, blobs, cfg.DataDir); err != nil {
-		return err
+		return checking.fail(err)
 	} else if n > 0 {
 		log.Info("removed orphan blobs left by an interrupted publish", "count", n)
+	}
+	var preload *ingest.Preload
+	if !cfg.Demo { // the demo publishes before the first build: its rows are read after
+		preload = ingest.StartPreload(ctx, st)
+		defer preload.Wait() // before the store closes
+		if list, err = checking.wait(); err != nil {
+			return err
+		}
 	}
 	if secret, err := ingest.EnsureAdminToken(ctx, st, cfg.AdminToken != ""); err != nil {
 		return err
@@ -131,6 +147,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	if len(icfg.Previews.Hosts) == 0 {
 		icfg.Previews.Hosts = ingest.DefaultPreviewHosts
 	}
+	icfg.Preload = preload
 	svc := ingest.New(st, list, icfg, log)
 	defer svc.Close() // stops rebuild retries and preview copies before the store closes
 	// On PostgreSQL this is one of several replicas: it follows the change feed and shares
@@ -155,7 +172,6 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	checked := make(chan error, 1)
 	go func() { checked <- svc.CheckBlobsExist(ctx) }()
 	spareProc()
-	restoreGC := startupGC()
 	err = startIndex(ctx, c, svc, log)
 	if cerr := <-checked; err == nil {
 		err = cerr
@@ -246,6 +262,37 @@ func ingestConfig(cfg Config) (ingest.Config, error) {
 			Timestamps: cfg.SigstoreTimestamps, SCTs: cfg.SigstoreSCTs})
 	}
 	return ic, nil
+}
+
+// listLoad is cachedList.load of a path running on a goroutine of its own.
+type listLoad struct {
+	done chan struct{}
+	list *index.List
+	err  error
+}
+
+func startListLoad(c cachedList, path string) *listLoad {
+	l := &listLoad{done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		l.list, l.err = c.load(path)
+	}()
+	return l
+}
+
+// wait returns the checked list, or why it is refused.
+func (l *listLoad) wait() (*index.List, error) {
+	<-l.done
+	return l.list, l.err
+}
+
+// fail is err, unless the list is refused: that is then the error, as when serve checked
+// the list before anything else.
+func (l *listLoad) fail(err error) error {
+	if _, lerr := l.wait(); lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 // loadList reads plugins.yaml; any error-severity problem refuses it, listing them all.
@@ -406,18 +453,19 @@ func spareProc() {
 	ingest.EnableSpareProc(gc)
 }
 
-// startupGC lets the heap grow further between collections while the first build decodes
-// and encodes every release (most of what it allocates is garbage at once), unless the
-// operator set GOGC; the returned func puts the collector back as it was.
+// startupGC lets the heap grow further between collections while the start checks the
+// list and the first build decodes and encodes every release (most of what they allocate is
+// garbage at once), unless the operator set GOGC; the returned func puts the collector back
+// as it was, the first time it is called.
 func startupGC() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
 	old := debug.SetGCPercent(400)
-	return func() {
+	return sync.OnceFunc(func() {
 		debug.SetGCPercent(old)
 		// The build's garbage would otherwise stay resident until the scavenger returns it
 		// bit by bit: collect it and give the memory back now, beside the first requests.
 		go debug.FreeOSMemory()
-	}
+	})
 }

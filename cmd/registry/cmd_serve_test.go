@@ -76,6 +76,8 @@ func TestServeConfigErrors(t *testing.T) {
 		{"missing plugins.yaml", []string{"--plugins", filepath.Join(dir, "absent.yaml")}, exitInvalid, "--plugins"},
 		{"invalid plugins.yaml", []string{"--plugins", broken}, exitInvalid, broken + ": 2 errors; run `registry lint " + broken + "` for details:"},
 		{"port in use", []string{"--plugins", list, "--addr", busy.Addr().String()}, exitInvalid, "--addr " + busy.Addr().String() + ": the port is in use by another process"},
+		// The list is checked beside the start's other steps: its refusal is still the error.
+		{"invalid plugins.yaml, port in use", []string{"--plugins", broken, "--addr", busy.Addr().String()}, exitInvalid, broken + ": 2 errors"},
 		{"address of another machine", []string{"--plugins", list, "--addr", "192.0.2.1:8080"}, exitInvalid, "--addr 192.0.2.1:8080: cannot listen on this address"},
 		{"unwritable data dir", []string{"--plugins", list, "--data", filepath.Join(notADir, "data")}, exitUsage, "--data"},
 		{"bad public url", []string{"--plugins", list, "--public-url", "ftp://x"}, exitUsage, "--public-url"},
