@@ -20,8 +20,8 @@ func derivedTable(name string) bool {
 }
 
 // TestPostgresSchemaMatchesSQLite: the PostgreSQL schema has the tables, columns and named
-// indexes (with their columns, uniqueness and partiality) of the SQLite one (search apart), so a SQLite migration without its PostgreSQL
-// counterpart fails here.
+// indexes (with their columns, uniqueness and partiality) of the SQLite one (search
+// apart), so a SQLite migration without its PostgreSQL counterpart fails here.
 func TestPostgresSchemaMatchesSQLite(t *testing.T) {
 	ctx := context.Background()
 	lite, err := store.Open(ctx, t.TempDir())
