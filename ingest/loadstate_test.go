@@ -135,6 +135,9 @@ func TestPreloadIsTheFirstBuildsOnly(t *testing.T) {
 	if got := string(s.Documents().Kandev.Body.Bytes()); got != want {
 		t.Fatalf("the first build is not that of the preloaded rows: index.json %d bytes, want %d; plugin-000007 at %q", len(got), len(want), indexed(s, "plugin-000007"))
 	}
+	if cfg.Preload.rows.rels != nil || s.cfg.Preload != nil {
+		t.Error("the preloaded rows outlive the first build (held by the Preload or the Service's Config)")
+	}
 	if err := s.Rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -40,5 +40,7 @@ func (s *Service) takePreload() (rows, bool) {
 		return rows{}, false
 	}
 	p.Wait()
-	return p.rows, true
+	r := p.rows
+	p.rows = rows{} // the caller may keep p (serve does): the rows must not outlive the build
+	return r, true
 }

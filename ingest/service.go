@@ -166,6 +166,7 @@ func New(st Store, l *index.List, cfg Config, log *slog.Logger) *Service {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.list.Store(l)
 	s.preload.Store(cfg.Preload)
+	s.cfg.Preload = nil // held by s.preload until the first build takes it, not past
 	s.downloads = newDownloadCounter(st, log)
 	s.previews = newPreviewJob(st, s.blobs, cfg.Previews, log)
 	s.previews.copied = s.refreshPreviews // so that index.json carries the copies
