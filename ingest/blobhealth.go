@@ -112,8 +112,8 @@ func usesText(uses []store.BlobUse) []string {
 // at its recorded size; serve runs it at start so that a lost blob folder is reported (and
 // its releases leave the index) before the first request. It stats every recorded blob
 // (one scan, store.RecordedBlobs) and reads what uses the damaged ones only
-// (store.BlobUsesOf): a damaged blob nothing uses (an older copy of a preview, which stays
-// recorded) is no damage.
+// (store.BlobUsesOf): a damaged blob nothing uses (a second copy of a preview, recorded by
+// earlier versions) is no damage.
 func (s *Service) CheckBlobsExist(ctx context.Context) error {
 	recs, err := s.store.RecordedBlobs(ctx)
 	if err != nil {

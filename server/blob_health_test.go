@@ -3,10 +3,14 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pluginyard/registry/store"
 )
 
 // Blobs are verified, not trusted: a damaged package blob is never served as the package,
@@ -148,19 +152,23 @@ func TestStartCheckPassesOverUnusedBlobs(t *testing.T) {
 	e.mustPublish("acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "x"))
 	ctx := context.Background()
 	const url = "https://example.com/old.png"
-	for i, b := range [][]byte{[]byte("the preview copy in use"), []byte("a later copy")} {
-		sha, err := e.st.Blobs.Put(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.st.RecordPreviewFetched(ctx, url, sha, "image/png", int64(len(b))); err != nil {
-			t.Fatal(err)
-		}
-		if i == 1 {
-			if err := os.Remove(e.st.Blobs.Path(sha)); err != nil {
-				t.Fatal(err)
-			}
-		}
+	inUse := []byte("the preview copy in use")
+	sha, err := e.st.Blobs.Put(inUse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.RecordPreviewFetched(ctx, url, sha, "image/png", int64(len(inUse))); err != nil {
+		t.Fatal(err)
+	}
+	// A blob row nothing uses, its file gone: what earlier versions left when a preview was
+	// fetched twice (RecordPreviewFetched no longer records a copy the URL does not take).
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.st.Dir(), store.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "INSERT INTO blobs (sha256, size, created_at) VALUES (?, 12, '2026-01-01T00:00:00Z')", strings.Repeat("0f", 32)); err != nil {
+		t.Fatal(err)
 	}
 	if err := e.svc.CheckBlobsExist(ctx); err != nil {
 		t.Fatal(err)

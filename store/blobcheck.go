@@ -46,9 +46,10 @@ type BlobProblem struct {
 	Size   int64     `json:"size"` // the recorded size; for a file the database lacks, the file's
 	Uses   []BlobUse `json:"releases"`
 	Detail string    `json:"detail"`
-	// Recorded is set on an orphan the database records (no release uses it: an earlier
-	// copy of a preview); an orphan without it is a file the database does not know (an
-	// interrupted publish), which serve's start-up sweep removes.
+	// Recorded is set on an orphan the database records but nothing uses (a second copy
+	// of a preview, which RecordPreviewFetched recorded before it dropped such rows); an
+	// orphan without it is a file the database does not know (an interrupted publish, a
+	// copy not taken), which serve's start-up sweep removes.
 	Recorded bool `json:"recorded,omitempty"`
 }
 
@@ -84,7 +85,7 @@ func (s *Store) BlobRecords(ctx context.Context) ([]BlobRecord, error) {
 
 // RecordedBlobs returns every blob the database records, ordered by sha256, each without
 // its uses (BlobRecords has them): what a start stats. It is one scan of the blobs table;
-// telling used blobs from unused ones (an older copy of a preview stays recorded) costs a
+// telling used blobs from unused ones (a second copy of a preview, recorded by earlier versions) costs a
 // distinct set over every use, several times the scan at 50k releases, and is needed only
 // for a blob found damaged (BlobUsesOf).
 func (s *Store) RecordedBlobs(ctx context.Context) ([]BlobRecord, error) {

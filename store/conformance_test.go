@@ -17,7 +17,7 @@ func TestConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		return s
+		return planter{s}
 	})
 }
 
@@ -31,6 +31,19 @@ func TestConformancePostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		return s
+		return planter{s}
 	})
+}
+
+// planter is a store whose harness can plant a blob row nothing uses
+// (storetest.UnusedBlobPlanter), written as earlier versions left one.
+type planter struct{ *store.Store }
+
+func (p planter) PlantUnusedBlob(ctx context.Context, sha string, size int64) error {
+	q := "INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, '2026-01-01T00:00:00Z')"
+	if p.Dialect() == store.Postgres {
+		q = "INSERT INTO blobs (sha256, size, created_at) VALUES ($1, $2, '2026-01-01T00:00:00Z')"
+	}
+	_, err := store.RawDB(p.Store).ExecContext(ctx, q, sha, size)
+	return err
 }

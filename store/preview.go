@@ -51,19 +51,37 @@ func (s *Store) Previews(ctx context.Context) (map[string]*Preview, error) {
 
 // RecordPreviewFetched records the copy of url: the blob sha, whose file the caller has
 // already made durable (Blobs.Put), with its size and sniffed content type. The blob row
-// and the preview row are committed together. A URL that already has a copy keeps it.
+// and the preview row are committed together. A URL that already has a copy keeps it, and
+// then sha gets no row of its own (unless something else records it): its file is an
+// unrecorded orphan, which serve's start-up sweep removes, never a recorded blob that
+// nothing uses and nothing would ever remove.
 func (s *Store) RecordPreviewFetched(ctx context.Context, url, sha, contentType string, size int64) (*Preview, error) {
 	now := s.stamp()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if err := insertBlob(ctx, tx, sha, size, now); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, ?)
+			ON CONFLICT (sha256) DO NOTHING`, sha, size, now)
+		if err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO previews (url, sha256, content_type, size, fetched_at, attempted_at, attempts)
+		inserted, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `INSERT INTO previews (url, sha256, content_type, size, fetched_at, attempted_at, attempts)
 			VALUES (?, ?, ?, ?, ?, ?, 1)
 			ON CONFLICT (url) DO UPDATE SET sha256 = excluded.sha256, content_type = excluded.content_type,
 				size = excluded.size, fetched_at = excluded.fetched_at, attempted_at = excluded.attempted_at,
 				attempts = previews.attempts + 1, error_rule = NULL, last_error = NULL
 			WHERE previews.sha256 IS NULL`, url, sha, contentType, size, now, now)
+		if err != nil {
+			return err
+		}
+		took, err := res.RowsAffected()
+		if err == nil && took == 0 && inserted == 1 {
+			// The URL kept its copy, and the row just made for sha is this statement's
+			// alone (no other row can refer to it yet).
+			_, err = tx.ExecContext(ctx, `DELETE FROM blobs WHERE sha256 = ?`, sha)
+		}
 		return err
 	})
 	if err != nil {

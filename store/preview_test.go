@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -118,5 +119,48 @@ func TestPreviewRecordLimits(t *testing.T) {
 	}
 	if len(p.Error) > 1024 || len(p.Error) < 1022 || !utf8.ValidString(p.Error) {
 		t.Errorf("error of %d bytes (valid UTF-8: %v), want at most 1024, cut on a character", len(p.Error), utf8.ValidString(p.Error))
+	}
+}
+
+// TestPreviewKeptCopyRecordsNoOtherBlob: a copy fetched for a URL that keeps its earlier
+// one leaves no recorded blob that nothing uses (which nothing would remove): its file is
+// an unrecorded orphan, for the start-up sweep. A blob some other row records keeps its
+// row.
+func TestPreviewKeptCopyRecordsNoOtherBlob(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t)
+	first, err := s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nfirst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nsecond"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sha := range []string{first, second} {
+		if _, err := s.RecordPreviewFetched(ctx, previewURL, sha, "image/png", 13); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.BlobSize(ctx, second); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the copy the URL did not take: BlobSize = %v, want no row", err)
+	}
+	probs, err := s.CheckBlobs(ctx, nil)
+	if err != nil || len(probs) != 1 || probs[0].SHA256 != second || probs[0].Kind != store.BlobOrphan || probs[0].Recorded {
+		t.Errorf("CheckBlobs = %+v, %v; want %s as an unrecorded orphan", probs, err, second)
+	}
+	// second is then another URL's copy: the first URL's refusal of it keeps its row.
+	other := previewURL + "?v=2"
+	if _, err := s.RecordPreviewFetched(ctx, other, second, "image/png", 14); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordPreviewFetched(ctx, previewURL, second, "image/png", 14); err != nil {
+		t.Fatalf("a copy of a blob another URL records, for a URL that keeps its own: %v", err)
+	}
+	if got, err := s.BlobSize(ctx, second); err != nil || got != 14 {
+		t.Errorf("BlobSize(%s) = %d, %v; want the other URL's row kept", second, got, err)
+	}
+	if probs, err := s.CheckBlobs(ctx, nil); err != nil || len(probs) != 0 {
+		t.Errorf("CheckBlobs = %+v, %v; want none", probs, err)
 	}
 }

@@ -127,7 +127,7 @@ func fsckAdvice(probs []store.BlobProblem) []string {
 		out = append(out, fmt.Sprintf("An orphan the database does not record (an interrupted publish leaves one) is removed by the next `registry serve`: at once on the embedded default (SQLite and the data directory's blobs folder), otherwise once it is older than %s (replicas may share the store).", SweepMinAge))
 	}
 	if unused {
-		out = append(out, "An orphan the database records but no release uses (an earlier copy of a preview) is harmless: nothing removes it, and removing the file by hand is safe.")
+		out = append(out, "An orphan the database records but nothing uses (a second copy of a preview, which earlier versions recorded) is harmless: nothing removes it, and removing the file by hand is safe.")
 	}
 	return out
 }

@@ -52,7 +52,7 @@ func TestFsckReportsDamage(t *testing.T) {
 	const (
 		restore  = "Restore a missing or corrupt blob"
 		sweep    = "removed by the next `registry serve`"
-		harmless = "no release uses (an earlier copy of a preview) is harmless"
+		harmless = "nothing uses (a second copy of a preview, which earlier versions recorded) is harmless"
 	)
 	tests := []struct {
 		name   string
@@ -94,7 +94,7 @@ func TestFsckReportsDamage(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(blobPath(dir, sha)), 0o750); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(blobPath(dir, sha), []byte("earlier preview"), 0o640); err != nil {
+			if err := os.WriteFile(blobPath(dir, sha), []byte("second preview."), 0o640); err != nil {
 				t.Fatal(err)
 			}
 			db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DBFile))

@@ -12,6 +12,12 @@ import (
 	"github.com/pluginyard/registry/store"
 )
 
+// UnusedBlobPlanter is what the harness of a Backend adds for testBlobUses: a blob row no
+// release or preview uses, which no method makes any more (data of earlier versions).
+type UnusedBlobPlanter interface {
+	PlantUnusedBlob(ctx context.Context, sha string, size int64) error
+}
+
 // testBlobUses: the blobs a start stats (RecordedBlobs) are every blob BlobRecords gives,
 // in sha256 order, with its size: those with uses (package, icon and preview copy alike)
 // and a blob nothing uses.
@@ -31,9 +37,17 @@ func testBlobUses(t *testing.T, b Backend) {
 	if _, err := b.RecordPreviewFetched(ctx, url, sha([]byte("preview")), "image/png", 7); err != nil {
 		t.Fatal(err)
 	}
-	// A second copy of a URL that has one: its blob is recorded, and nothing uses it.
-	unused := sha([]byte("a later copy"))
-	if _, err := b.RecordPreviewFetched(ctx, url, unused, "image/png", 12); err != nil {
+	// A second copy of a URL that has one is not recorded (RecordPreviewFetched); a blob
+	// row nothing uses, as earlier versions left for it, is planted.
+	if _, err := b.RecordPreviewFetched(ctx, url, sha([]byte("a later copy")), "image/png", 12); err != nil {
+		t.Fatal(err)
+	}
+	planter, ok := b.(UnusedBlobPlanter)
+	if !ok {
+		t.Fatalf("%T cannot plant a blob row nothing uses (UnusedBlobPlanter): the suite needs one", b)
+	}
+	unused := sha([]byte("an unused blob"))
+	if err := planter.PlantUnusedBlob(ctx, unused, 14); err != nil {
 		t.Fatal(err)
 	}
 
