@@ -58,16 +58,11 @@ func (s *Store) Previews(ctx context.Context) (map[string]*Preview, error) {
 func (s *Store) RecordPreviewFetched(ctx context.Context, url, sha, contentType string, size int64) (*Preview, error) {
 	now := s.stamp()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, ?)
-			ON CONFLICT (sha256) DO NOTHING`, sha, size, now)
+		inserted, err := insertBlob(ctx, tx, sha, size, now)
 		if err != nil {
 			return err
 		}
-		inserted, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		res, err = tx.ExecContext(ctx, `INSERT INTO previews (url, sha256, content_type, size, fetched_at, attempted_at, attempts)
+		res, err := tx.ExecContext(ctx, `INSERT INTO previews (url, sha256, content_type, size, fetched_at, attempted_at, attempts)
 			VALUES (?, ?, ?, ?, ?, ?, 1)
 			ON CONFLICT (url) DO UPDATE SET sha256 = excluded.sha256, content_type = excluded.content_type,
 				size = excluded.size, fetched_at = excluded.fetched_at, attempted_at = excluded.attempted_at,
@@ -77,8 +72,8 @@ func (s *Store) RecordPreviewFetched(ctx context.Context, url, sha, contentType 
 			return err
 		}
 		took, err := res.RowsAffected()
-		if err == nil && took == 0 && inserted == 1 {
-			// The URL kept its copy, and the row just made for sha is this statement's
+		if err == nil && took == 0 && inserted {
+			// The URL kept its copy, and the row just made for sha is this transaction's
 			// alone (no other row can refer to it yet).
 			_, err = tx.ExecContext(ctx, `DELETE FROM blobs WHERE sha256 = ?`, sha)
 		}

@@ -191,11 +191,11 @@ func (s *Store) InsertRelease(ctx context.Context, rel *Release, audit AuditEntr
 
 func (s *Store) insertRelease(ctx context.Context, tx *sql.Tx, rel *Release, audit AuditEntry) error {
 	now := s.stamp()
-	if err := insertBlob(ctx, tx, rel.SHA256, rel.Size, now); err != nil {
+	if _, err := insertBlob(ctx, tx, rel.SHA256, rel.Size, now); err != nil {
 		return err
 	}
 	if rel.IconSHA256 != "" {
-		if err := insertBlob(ctx, tx, rel.IconSHA256, rel.IconSize, now); err != nil {
+		if _, err := insertBlob(ctx, tx, rel.IconSHA256, rel.IconSize, now); err != nil {
 			return err
 		}
 	}
@@ -262,11 +262,16 @@ func factsColumn(f *Facts) (sql.NullString, error) {
 	return sql.NullString{String: string(b), Valid: true}, nil
 }
 
-// insertBlob records a blob whose file is already durable.
-func insertBlob(ctx context.Context, tx *sql.Tx, sha string, size int64, now string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, ?)
+// insertBlob records a blob whose file is already durable; inserted is false when the
+// row was there already.
+func insertBlob(ctx context.Context, tx *sql.Tx, sha string, size int64, now string) (inserted bool, err error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, ?)
 		ON CONFLICT (sha256) DO NOTHING`, sha, size, now)
-	return err
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 func nonNil(l problem.List) problem.List {
