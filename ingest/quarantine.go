@@ -69,9 +69,12 @@ func (s *Service) loadQuarantines(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.quar.Store(newQuarantineSet(qs))
+	s.setQuarantines(qs)
 	return nil
 }
+
+// setQuarantines puts qs in force.
+func (s *Service) setQuarantines(qs []store.Quarantine) { s.quar.Store(newQuarantineSet(qs)) }
 
 func (s *Service) quarantines() *quarantineSet {
 	if qs := s.quar.Load(); qs != nil {

@@ -32,7 +32,7 @@ func (s *Service) loadState(ctx context.Context, l *index.List) (*state, error) 
 	if r.err != nil {
 		return nil, r.err
 	}
-	s.quar.Store(newQuarantineSet(r.quarantines))
+	s.setQuarantines(r.quarantines)
 	return &state{list: l, rels: r.rels, pkgs: r.pkgs, serial: r.serial, read: r.serial}, nil
 }
 

@@ -19,14 +19,7 @@ const previewURL = "https://raw.githubusercontent.com/acme/board/v1/docs/cover.p
 func TestPreviewRecords(t *testing.T) {
 	ctx := context.Background()
 	s := MustOpen(t)
-	first, err := s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nfirst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nsecond"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	first, second := twoCopies(t, s)
 	steps := []struct {
 		name string
 		do   func() (*store.Preview, error)
@@ -70,6 +63,19 @@ func TestPreviewRecords(t *testing.T) {
 	if len(all) != 1 || all[previewURL] == nil || all[previewURL].SHA256 != first {
 		t.Errorf("Previews = %+v, want the one copy", all)
 	}
+}
+
+// twoCopies stores two preview files (13 and 14 bytes), recorded nowhere yet.
+func twoCopies(t *testing.T, s *store.Store) (first, second string) {
+	t.Helper()
+	var err error
+	if first, err = s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nfirst")); err != nil {
+		t.Fatal(err)
+	}
+	if second, err = s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nsecond")); err != nil {
+		t.Fatal(err)
+	}
+	return first, second
 }
 
 var ignoreTimes = cmp.FilterPath(func(p cmp.Path) bool {
@@ -129,14 +135,7 @@ func TestPreviewRecordLimits(t *testing.T) {
 func TestPreviewKeptCopyRecordsNoOtherBlob(t *testing.T) {
 	ctx := context.Background()
 	s := MustOpen(t)
-	first, err := s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nfirst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := s.Blobs.Put([]byte("\x89PNG\r\n\x1a\nsecond"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	first, second := twoCopies(t, s)
 	for _, sha := range []string{first, second} {
 		if _, err := s.RecordPreviewFetched(ctx, previewURL, sha, "image/png", 13); err != nil {
 			t.Fatal(err)

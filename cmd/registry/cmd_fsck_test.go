@@ -33,6 +33,17 @@ func demoRelease(t *testing.T, dir string) *store.Release {
 
 func blobPath(dir, sha string) string { return filepath.Join(dir, "blobs", sha[:2], sha) }
 
+// writeBlobFile puts data in the blobs folder of dir under sha, recorded nowhere.
+func writeBlobFile(t *testing.T, dir, sha string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(blobPath(dir, sha)), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blobPath(dir, sha), data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFsckCleanStore(t *testing.T) {
 	dir := mustDemoStore(t)
 	c, out, errOut := testCLI(nil)
@@ -81,22 +92,12 @@ func TestFsckReportsDamage(t *testing.T) {
 		}},
 		{"orphan file", sweep, func(t *testing.T, dir string, rel *store.Release) finding {
 			sha := strings.Repeat("ab", 32)
-			if err := os.MkdirAll(filepath.Dir(blobPath(dir, sha)), 0o750); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(blobPath(dir, sha), []byte("stray"), 0o640); err != nil {
-				t.Fatal(err)
-			}
+			writeBlobFile(t, dir, sha, []byte("stray"))
 			return finding{store.BlobOrphan, sha, ""}
 		}},
 		{"recorded blob no release uses", harmless, func(t *testing.T, dir string, rel *store.Release) finding {
 			sha := strings.Repeat("cd", 32)
-			if err := os.MkdirAll(filepath.Dir(blobPath(dir, sha)), 0o750); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(blobPath(dir, sha), []byte("second preview."), 0o640); err != nil {
-				t.Fatal(err)
-			}
+			writeBlobFile(t, dir, sha, []byte("second preview."))
 			db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DBFile))
 			if err != nil {
 				t.Fatal(err)
