@@ -33,6 +33,7 @@ func mustExportService(t *testing.T, names ...string) *Service {
 		t.Fatal(err, probs)
 	}
 	svc := New(st, l, Config{PublicURL: "https://mirror.example", Plugin: verify.PluginLimits(), Canvas: verify.CanvasLimits()}, slog.New(slog.DiscardHandler))
+	t.Cleanup(svc.Close) // before the store's close and the folder's removal: the last good documents are written in the background
 	for _, name := range names {
 		var buf bytes.Buffer
 		if err := examples.Pack(name, &buf); err != nil {

@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,6 +51,44 @@ func TestMigrationsTwice(t *testing.T) {
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestDataDirectoryNamesAreLiteral: a data directory whose name holds a character that
+// means something in a SQLite URI ('#', '?', '%') keeps its database inside it, and two
+// such directories never share one.
+func TestDataDirectoryNamesAreLiteral(t *testing.T) {
+	sqliteOnly(t, "the database file of a SQLite data directory")
+	ctx := context.Background()
+	base := t.TempDir()
+	names := []string{"reg#1", "reg#2", "reg?mode=ro", "reg%41", "regA"}
+	for _, name := range names {
+		s, err := store.Open(ctx, filepath.Join(base, name))
+		if err != nil {
+			t.Fatalf("open %s: %v", name, err)
+		}
+		if _, err := s.InsertRelease(ctx, mustRelease(t, s, "acme", "1.0.0", []byte(name)), store.AuditEntry{Actor: "a", Action: "publish"}); err != nil {
+			t.Errorf("publish into %s: %v", name, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if want := slices.Sorted(slices.Values(names)); !slices.Equal(got, want) {
+		t.Errorf("%s holds %q, want the data directories %q alone", base, got, want)
+	}
+	for _, name := range names {
+		if _, err := os.Stat(filepath.Join(base, name, store.DBFile)); err != nil {
+			t.Errorf("data directory %s: %v", name, err)
 		}
 	}
 }
