@@ -128,7 +128,7 @@ func TestReporterIsStoredHashed(t *testing.T) {
 	if storetest.OnPostgres() {
 		t.Skip("the scan of every column below reads the SQLite file; PostgreSQL stores the same columns by the same statements")
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.store.Dir(), store.DBFile)+"?mode=ro")
+	db, err := sql.Open("sqlite", store.SQLiteURI(filepath.Join(s.store.Dir(), store.DBFile))+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func TestStartCheckPassesOverUnusedBlobs(t *testing.T) {
 	}
 	// A blob row nothing uses, its file gone: what earlier versions left when a preview was
 	// fetched twice (RecordPreviewFetched no longer records a copy the URL does not take).
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.st.Dir(), store.DBFile))
+	db, err := sql.Open("sqlite", store.SQLiteURI(filepath.Join(e.st.Dir(), store.DBFile)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -357,7 +357,7 @@ func TestChangesBeforeCompleteSince(t *testing.T) {
 	e.publishVersion("acme-hello", "1.0.1")
 	e.publishVersion("acme-hello", "1.0.2")
 	e.close()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "data", "registry.db"))
+	db, err := sql.Open("sqlite", store.SQLiteURI(filepath.Join(dir, "data", store.DBFile)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,7 +229,7 @@ func TestReporterAddressIsNotStored(t *testing.T) {
 	if len(got) != 1 || got[0].ReporterHash != ingest.HashReporter(key, "ip:127.0.0.1") {
 		t.Fatalf("reports = %+v, want one hashed with the data directory's key", got)
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "data", store.DBFile)+"?mode=ro")
+	db, err := sql.Open("sqlite", store.SQLiteURI(filepath.Join(e.dir, "data", store.DBFile))+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}

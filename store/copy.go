@@ -262,7 +262,7 @@ func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, Dialect,
 		if write {
 			mode = "_pragma=synchronous(NORMAL)&_txlock=immediate"
 		}
-		db, err = sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&"+mode)
+		db, err = sql.Open("sqlite", SQLiteURI(file)+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&"+mode)
 	}
 	if err == nil {
 		err = db.PingContext(ctx)

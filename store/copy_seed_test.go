@@ -147,7 +147,7 @@ func rawDB(tb testing.TB, url string) *sql.DB {
 	tb.Helper()
 	driver, dsn := "pgx", url
 	if file, ok := strings.CutPrefix(url, "sqlite:"); ok {
-		driver, dsn = "sqlite", "file:"+file+"?_pragma=busy_timeout(10000)"
+		driver, dsn = "sqlite", store.SQLiteURI(file)+"?_pragma=busy_timeout(10000)"
 	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {

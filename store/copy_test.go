@@ -95,6 +95,23 @@ func TestCopyEveryTable(t *testing.T) {
 	assertBlobsRead(t, from, to)
 }
 
+// TestCopyBetweenDirectoriesNamedLikeURIs: the copy reads and writes the database files
+// inside data directories whose names mean something in a SQLite URI.
+func TestCopyBetweenDirectoriesNamedLikeURIs(t *testing.T) {
+	base := t.TempDir()
+	end := func(name string) copyEnd {
+		dir := filepath.Join(base, name)
+		return openEnd(t, copyEnd{url: "sqlite:" + filepath.Join(dir, store.DBFile), dir: dir})
+	}
+	from, to := end("from#1"), end("to%41")
+	seedCatalogue(t, from, 3, 256)
+	mustCopy(t, from, to, store.CopyOptions{})
+	assertSameTables(t, from, to)
+	if names, _ := filepath.Glob(filepath.Join(base, "*")); len(names) != 2 {
+		t.Errorf("%s holds %q, want the two data directories alone", base, names)
+	}
+}
+
 // assertBlobsRead reads every release's package from the destination's blob store.
 func assertBlobsRead(tb testing.TB, from, to copyEnd) {
 	tb.Helper()

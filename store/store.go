@@ -168,7 +168,7 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 		q.Add("_pragma", "synchronous(FULL)")
 		q.Set("_txlock", "immediate")
 	}
-	connector, err := sqlite.NewConnector(sqliteURI(path) + "?" + q.Encode())
+	connector, err := sqlite.NewConnector(SQLiteURI(path) + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -180,11 +180,11 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
-// sqliteURI is the file: URI of the database file at path. SQLite reads '?' as the start
+// SQLiteURI is the file: URI of the database file at path. SQLite reads '?' as the start
 // of the query, '#' as that of the fragment and '%' as an escape, so each is escaped:
 // without it, a data directory named "/srv/reg#2" would open the file "/srv/reg", which
 // the data directory "/srv/reg#1" opens too.
-func sqliteURI(path string) string {
+func SQLiteURI(path string) string {
 	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 

@@ -36,7 +36,7 @@ func (m *memHashes) ReadHashes(idx []int64) ([]tlog.Hash, error) {
 // leaves.
 func checkLog(t *testing.T, data string, seed uint64) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, store.DBFile)+"?_pragma=busy_timeout(10000)")
+	db, err := sql.Open("sqlite", store.SQLiteURI(filepath.Join(data, store.DBFile))+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
