@@ -360,17 +360,25 @@ func (b *binder) int64(p *int64, name, env string, def, lowest int64, form, usag
 	}}, strconv.FormatInt(def, 10), usage)
 }
 
+// duration declares an interval of background work: 0 turns the work off, and any other
+// value is at least minInterval (an interval of a nanosecond kept a CPU busy for nothing).
 func (b *binder) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
 	*p = def
-	b.declare(&setting{flag: name, env: env, form: "a duration such as 15m, 90s or 1h30m, or 0 to turn it off", parse: func(v string) error {
+	b.declare(&setting{flag: name, env: env, form: "a duration of at least " + minIntervalText + " such as 15m, 90s or 1h30m, or 0 to turn it off", parse: func(v string) error {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return errors.New("not a duration, 0 or more")
+		if err != nil || d < 0 || (d > 0 && d < minInterval) {
+			return errors.New("not a duration of at least " + minIntervalText + ", or 0")
 		}
 		*p = d
 		return nil
 	}}, def.String(), usage)
 }
+
+// minInterval is the shortest interval of background work (sync, scrub) a setting takes.
+const (
+	minInterval     = time.Minute
+	minIntervalText = "1m"
+)
 
 func (b *binder) bool(p *bool, name, env, usage string) {
 	*p = false
