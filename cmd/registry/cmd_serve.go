@@ -122,6 +122,9 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 			return err
 		}
 	}
+	if n := len(cfg.AdminToken); n > 0 && n < minAdminToken {
+		log.Warn(fmt.Sprintf("REGISTRY_ADMIN_TOKEN is %d characters: anyone who guesses it administers the registry; set at least %d random ones (openssl rand -hex 32), or unset it to use a generated admin token", n, minAdminToken))
+	}
 	if secret, err := ingest.EnsureAdminToken(ctx, st, cfg.AdminToken != ""); err != nil {
 		return err
 	} else if secret != "" {

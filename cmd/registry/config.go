@@ -29,7 +29,7 @@ type Config struct {
 	BlobsRedirect bool
 	PluginsPath   string
 	PublicURL     string
-	AdminToken    string // REGISTRY_ADMIN_TOKEN (environment only: flags show in ps)
+	AdminToken    string // REGISTRY_ADMIN_TOKEN (environment only: flags show in ps); serve warns when shorter than minAdminToken
 	MaxBodyBytes  int64
 	Demo          bool
 	SiteName      string
@@ -373,6 +373,11 @@ func (b *binder) duration(p *time.Duration, name, env string, def time.Duration,
 		return nil
 	}}, def.String(), usage)
 }
+
+// minAdminToken is the length under which serve warns that REGISTRY_ADMIN_TOKEN is weak:
+// 32 hex digits are 128 random bits. It is a warning, not a refusal, so that a test setup
+// or a local trial may use a short one.
+const minAdminToken = 32
 
 // minInterval is the shortest interval of background work (sync, scrub) a setting takes.
 const (

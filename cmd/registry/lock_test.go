@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,8 +18,16 @@ import (
 // waits until it answers /readyz.
 func startServe(t *testing.T, data string) string {
 	t.Helper()
+	addr, _ := startServeWith(t, data, "lock-test-admin")
+	return addr
+}
+
+// startServeWith is startServe with adminToken as REGISTRY_ADMIN_TOKEN; it also returns
+// serve's standard error (its log).
+func startServeWith(t *testing.T, data, adminToken string) (string, *syncBuffer) {
+	t.Helper()
 	addr := freeAddr(t)
-	c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "lock-test-admin", "REGISTRY_OIDC_ISSUER": "off", "REGISTRY_SYNC_INTERVAL": "0"})
+	c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": adminToken, "REGISTRY_OIDC_ISSUER": "off", "REGISTRY_SYNC_INTERVAL": "0"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
@@ -39,13 +48,25 @@ func startServe(t *testing.T, data string) string {
 		if res, err := http.Get("http://" + addr + "/readyz"); err == nil {
 			_ = res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return addr
+				return addr, errOut
 			}
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatalf("serve did not become ready: %s", errOut)
-	return ""
+	return "", nil
+}
+
+// TestServeWarnsOfAShortAdminToken: a REGISTRY_ADMIN_TOKEN shorter than 32 characters is
+// named in a warning with the fix; one of 32 is not.
+func TestServeWarnsOfAShortAdminToken(t *testing.T) {
+	for token, warned := range map[string]bool{"x": true, strings.Repeat("a", minAdminToken-1): true, strings.Repeat("a", minAdminToken): false} {
+		_, errOut := startServeWith(t, t.TempDir(), token)
+		want := fmt.Sprintf("REGISTRY_ADMIN_TOKEN is %d characters", len(token))
+		if got := strings.Contains(errOut.String(), want) && strings.Contains(errOut.String(), "openssl rand -hex 32"); got != warned {
+			t.Errorf("a %d-character admin token: warned %v, want %v; log:\n%s", len(token), got, warned, errOut)
+		}
+	}
 }
 
 // TestServeOwnsTheDataDirectory runs a registry and, beside it, a second serve and a

@@ -18,7 +18,7 @@ type logRecord struct {
 // stops it and returns every JSON log record it wrote.
 func startLog(t *testing.T, prefix string, args ...string) []logRecord {
 	t.Helper()
-	c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "admin-secret"})
+	c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "admin-secret-of-at-least-32-characters"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() { done <- cmdServe(ctx, c, append([]string{"--log-format", "json"}, args...)) }()
