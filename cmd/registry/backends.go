@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,6 +166,38 @@ func (b backends) sweep(ctx context.Context, st *store.Store, blobs blobStore, d
 		return st.CollectGarbage(ctx)
 	}
 	return st.CollectGarbageIn(ctx, blobs, SweepMinAge)
+}
+
+// blobsWithoutDatabase refuses a start that would create the SQLite database beside a
+// blob folder that already holds blobs: the database was lost, moved or renamed, and the
+// start-up sweep removes every blob the database does not record, which in a new database
+// is every one. A bucket is not listed here; its sweep keeps blobs younger than
+// SweepMinAge, and an operator pointing a new database at an old bucket is told by fsck.
+func (b backends) blobsWithoutDatabase(dataDir string) error {
+	p := b.sqlitePath(dataDir)
+	if p == "" || b.s3() {
+		return nil
+	}
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there (or unreadable: opening it says why)
+	}
+	dir := filepath.Join(dataDir, "blobs")
+	if !b.defaultBlobs(dataDir) {
+		dir = strings.TrimPrefix(b.blobs, "file:")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	blobs, err := store.OpenBlobs(dir)
+	if err != nil {
+		return err
+	}
+	shas, err := blobs.List()
+	if err != nil || len(shas) == 0 {
+		return err
+	}
+	return fmt.Errorf("no registry database at %s, but %s holds %d blobs: a new database would record none of them, and the start would remove them all. "+
+		"Restore the database (`registry restore --data %s SNAPSHOT`) or point --database at it; for a new registry, use a new data directory", p, dir, len(shas), dataDir)
 }
 
 // missingDatabase says, for a command that needs an existing registry, that the SQLite

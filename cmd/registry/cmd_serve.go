@@ -104,6 +104,9 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 		return checking.fail(listenError(cfg.Addr, err))
 	}
 	defer ln.Close()
+	if err := cfg.backends().blobsWithoutDatabase(cfg.DataDir); err != nil {
+		return checking.fail(err)
+	}
 	st, blobs, err := cfg.backends().open(ctx, cfg.DataDir)
 	if err != nil {
 		return checking.fail(err)

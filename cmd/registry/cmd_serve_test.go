@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pluginyard/registry/store"
 )
 
 // syncBuffer is a bytes.Buffer safe for a server goroutine and a test to share.
@@ -144,5 +149,43 @@ func TestServeDemoIsPopulated(t *testing.T) {
 	}
 	if err := json.NewDecoder(cres.Body).Decode(&cdoc); err != nil || len(cdoc.Extensions) != 1 {
 		t.Errorf("curupira index: %+v %v", cdoc, err)
+	}
+}
+
+// TestServeRefusesBlobsWithoutTheirDatabase: a data directory whose registry.db is gone
+// but whose blobs are there is refused before anything is created or removed; a new
+// database would record none of the blobs, and the start-up sweep would remove them all.
+func TestServeRefusesBlobsWithoutTheirDatabase(t *testing.T) {
+	data := mustDemoStore(t)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(filepath.Join(data, store.DBFile+suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	blobs, err := store.OpenBlobs(filepath.Join(data, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := blobs.List()
+	if err != nil || len(before) == 0 {
+		t.Fatalf("blobs before: %v, %v", before, err)
+	}
+	c, _, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "admin-secret-of-at-least-32-characters"})
+	args := []string{"--data", data, "--plugins", "../../plugins.yaml", "--addr", freeAddr(t), "--oidc-issuer", "off", "--sync-interval", "0"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a start not refused ends here
+	defer cancel()
+	if code := cmdServe(ctx, c, args); code != exitInvalid {
+		t.Fatalf("exit = %d, want %d; stderr: %s", code, exitInvalid, errOut)
+	}
+	want := fmt.Sprintf("no registry database at %s, but %s holds %d blobs", filepath.Join(data, store.DBFile), filepath.Join(data, "blobs"), len(before))
+	if !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "registry restore --data "+data) {
+		t.Errorf("stderr does not say %q and the fix:\n%s", want, errOut)
+	}
+	after, err := blobs.List()
+	if err != nil || len(after) != len(before) {
+		t.Errorf("blobs after the refused start: %d (%v), want the %d there before", len(after), err, len(before))
+	}
+	if _, err := os.Stat(filepath.Join(data, store.DBFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused start made a database: %v", err)
 	}
 }
