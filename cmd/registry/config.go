@@ -118,7 +118,7 @@ func bindServeFlags(fs *flag.FlagSet, c *cli, cfg *Config) {
 	b.url(&cfg.PublicURL, "public-url", "REGISTRY_PUBLIC_URL", "", "https://plugins.example.com", "", "base of every absolute URL emitted; default http://<addr>")
 	b.int64(&cfg.MaxBodyBytes, "max-body", "REGISTRY_MAX_BODY", 100<<20, 1<<20,
 		"a whole number of bytes, at least 1048576 (1 MiB), such as 104857600", "publish upload limit in bytes")
-	b.bool(&cfg.Demo, "demo", "REGISTRY_DEMO", "publish the bundled examples when the data directory is empty")
+	b.bool(&cfg.Demo, "demo", "REGISTRY_DEMO", "publish the bundled examples when the data directory is empty or holds only some of them")
 	b.str(&cfg.SiteName, "site-name", "REGISTRY_SITE_NAME", "Plugin Registry", "name shown on pages and in index.json source")
 	b.int64(&cfg.MaxIndexBytes, "index-max-bytes", "REGISTRY_INDEX_MAX_BYTES", index.MaxKandevSize, 64<<10,
 		"a whole number of bytes, at least 65536 (64 KiB), such as 5242880", "the most bytes index.json, each shard and curupira/index.json may have (hosts refuse larger); past it the size policy compacts, then chooses entries (docs/index-at-scale.md)")

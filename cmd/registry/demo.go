@@ -252,7 +252,23 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	return os.Rename(f.Name(), path)
 }
 
-// publish packs and publishes every bundled example when the store has no release yet:
+// demoActor is the publisher name of the demo's releases.
+const demoActor = "demo"
+
+// demoPending reports whether the demo's publishes are to run: the store holds no release,
+// or only releases the demo published and fewer than there are examples (a first start
+// interrupted part-way, by Ctrl-C or a crash). A store with any other release is left as
+// it is. Examples already stored are published again as the same bytes: no change.
+func demoPending(rels []*store.Release) bool {
+	for _, r := range rels {
+		if r.PublishedBy != demoActor {
+			return false
+		}
+	}
+	return len(rels) < len(examples.Names())
+}
+
+// publish packs and publishes every bundled example when demoPending says so:
 // examples.Ed25519Example signed with the demo key (when the list pins it), and
 // examples.SigstoreExample with the committed bundle. The bundle is verified by a service
 // that trusts the demo's test root and nothing else, used for these publishes only: the
@@ -260,7 +276,7 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 // other upload is ever checked against the test authority.
 func (d *demo) publish(ctx context.Context, c *cli, st *store.Store, list *index.List, icfg ingest.Config, log *slog.Logger) error {
 	rels, err := st.AllReleases(ctx)
-	if err != nil || len(rels) > 0 {
+	if err != nil || !demoPending(rels) {
 		return err
 	}
 	if icfg.Sigstore, err = examples.SigstoreVerifier(); err != nil {
@@ -268,7 +284,7 @@ func (d *demo) publish(ctx context.Context, c *cli, st *store.Store, list *index
 	}
 	svc := ingest.New(st, list, icfg, log)
 	defer svc.Close()
-	admin := ingest.Actor{Name: "demo", Admin: true}
+	admin := ingest.Actor{Name: demoActor, Admin: true}
 	for _, name := range examples.Names() {
 		in, err := d.release(c, name)
 		if err != nil {
@@ -287,7 +303,9 @@ func (d *demo) publish(ctx context.Context, c *cli, st *store.Store, list *index
 		if err != nil {
 			return fmt.Errorf("demo: publish %s: %w", name, err)
 		}
-		fmt.Fprintf(c.stdout, "demo: published %s@%s%s\n", res.Release.PackageID, res.Release.Version, signedBy(res.Release.Signature))
+		if res.Created {
+			fmt.Fprintf(c.stdout, "demo: published %s@%s%s\n", res.Release.PackageID, res.Release.Version, signedBy(res.Release.Signature))
+		}
 	}
 	return nil
 }

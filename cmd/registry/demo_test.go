@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/pluginyard/registry/examples"
 	"github.com/pluginyard/registry/index"
+	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/verify/signature"
 )
 
@@ -327,4 +329,62 @@ func TestDemoReloadKeepsTheKey(t *testing.T) {
 		t.Errorf("the reload did not rewrite the demo plugins.yaml from --plugins: %+v", p)
 	}
 	checkDemoList(t, data, demoKey(t, data))
+}
+
+// TestServeDemoFinishesAnInterruptedFirstStart: a data directory holding some of the
+// demo's own releases (a first start stopped part-way) gets the rest at the next
+// `serve --demo`; one holding a release anybody else published is left as it is.
+func TestServeDemoFinishesAnInterruptedFirstStart(t *testing.T) {
+	countPlugins := func(addr string) int {
+		var doc struct{ Plugins []struct{ ID string } }
+		if err := json.Unmarshal(demoGet(t, addr, "/index.json"), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return len(doc.Plugins)
+	}
+	for _, tt := range []struct {
+		by   string
+		want int
+	}{{demoActor, 4}, {"someone", 1}} {
+		t.Run(tt.by, func(t *testing.T) {
+			data := mustDemoStore(t) // hello-managed alone
+			db, err := sql.Open("sqlite", store.SQLiteURI(filepath.Join(data, store.DBFile)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec("UPDATE releases SET published_by = ?", tt.by); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			addr, _, stop := serveDemo(t, data)
+			defer stop()
+			if got := countPlugins(addr); got < tt.want || (tt.want == 1 && got != 1) {
+				t.Errorf("index.json lists %d plugins after serve --demo on a store whose release %s published, want %d", got, tt.by, tt.want)
+			}
+		})
+	}
+}
+
+func TestDemoPending(t *testing.T) {
+	rel := func(by string) *store.Release { return &store.Release{PublishedBy: by} }
+	all := make([]*store.Release, len(examples.Names()))
+	for i := range all {
+		all[i] = rel(demoActor)
+	}
+	for _, tt := range []struct {
+		name string
+		rels []*store.Release
+		want bool
+	}{
+		{"empty", nil, true},
+		{"part of the demo", []*store.Release{rel(demoActor)}, true},
+		{"the whole demo", all, false},
+		{"another publisher's release", []*store.Release{rel(demoActor), rel("acme")}, false},
+	} {
+		if got := demoPending(tt.rels); got != tt.want {
+			t.Errorf("%s: demoPending = %v, want %v", tt.name, got, tt.want)
+		}
+	}
 }
