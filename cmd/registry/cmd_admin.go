@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -178,15 +179,24 @@ func tokenCreate(ctx context.Context, c *cli, st *store.Store, publisher, expire
 	return exitOK
 }
 
-// parseLifetime accepts Go durations and whole days ("90d").
+// maxLifetimeDays is the longest lifetime in days a time.Duration holds (about 292
+// years): beyond it the product wraps, and a wrapped (negative) lifetime is one that
+// never expires.
+const maxLifetimeDays = int64(math.MaxInt64 / (24 * time.Hour))
+
+// parseLifetime accepts Go durations and whole days ("90d"), positive and at most
+// maxLifetimeDays.
 func parseLifetime(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
 	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err != nil || n <= 0 {
+		n, err := strconv.ParseInt(d, 10, 64)
+		if err != nil && !(errors.Is(err, strconv.ErrRange) && n > 0) || n <= 0 {
 			return 0, fmt.Errorf("expected a positive number of days such as 90d")
+		}
+		if n > maxLifetimeDays { // ParseInt's range error is here too, with n at MaxInt64
+			return 0, fmt.Errorf("at most %dd (about 292 years); give a shorter lifetime, or leave --expires out for a token that never expires", maxLifetimeDays)
 		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}

@@ -117,3 +117,39 @@ func TestBackupRestore(t *testing.T) {
 		t.Errorf("restore over a live database without --force: %d", code)
 	}
 }
+
+// TestTokenCreateExpiresBounds checks that --expires refuses a lifetime a time.Duration
+// cannot hold (it wrapped: 200000d made a token that never expires, 99999999d one that
+// expired in 2246) and any non-positive one, and creates no token for them.
+func TestTokenCreateExpiresBounds(t *testing.T) {
+	dir := mustDemoStore(t)
+	ctx := context.Background()
+	for _, expires := range []string{"200000d", "99999999d", "106752d", "0d", "-5d", "0s", "-1h", "99999999999999999999d"} {
+		c, out, errOut := testCLI(nil)
+		if code := cmdToken(ctx, c, []string{"create", "--publisher", "acme", "--expires", expires, "--data", dir}); code != exitUsage {
+			t.Errorf("--expires %s: exit %d, want %d (stdout %q)", expires, code, exitUsage, out)
+		}
+		if !strings.Contains(errOut.String(), "--expires") {
+			t.Errorf("--expires %s: the error does not name the flag: %s", expires, errOut)
+		}
+		if strings.HasSuffix(expires, "d") && !strings.HasPrefix(expires, "-") && expires != "0d" && !strings.Contains(errOut.String(), "106751d") {
+			t.Errorf("--expires %s: the error does not give the limit: %s", expires, errOut)
+		}
+	}
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if toks, err := st.Tokens(ctx); err != nil || len(toks) != 0 {
+		t.Fatalf("refused lifetimes made tokens: %+v %v", toks, err)
+	}
+	c, _, errOut := testCLI(nil)
+	if code := cmdToken(ctx, c, []string{"create", "--publisher", "acme", "--expires", "106751d", "--data", dir}); code != exitOK {
+		t.Fatalf("--expires 106751d (the longest): %d %s", code, errOut)
+	}
+	toks, err := st.Tokens(ctx)
+	if err != nil || len(toks) != 1 || toks[0].ExpiresAt == nil || toks[0].ExpiresAt.Year() < 2300 {
+		t.Fatalf("--expires 106751d: tokens %+v %v, want one expiring after 2300", toks, err)
+	}
+}
