@@ -311,7 +311,9 @@ var backupHelp = help{
 	Summary: "write a consistent snapshot of the database",
 	Usage:   "registry backup [--data DIR] --out FILE",
 	About: `Writes an online, consistent snapshot of the SQLite database to FILE (which must not exist).
-Blobs are content-addressed and not in the snapshot: copy the blobs folder alongside it.
+Blobs are content-addressed and not in the snapshot: copy the blobs folder (DIR/blobs, or the
+one --blobs names) alongside it; a bucket is not copied. Keep the transparency log key
+(DIR/log.key, or serve's --log-key) with it too.
 ` + besideServe + `
 Exit status: 0 when written, 1 when the snapshot could not be written, 2 on usage or I/O errors.`,
 	Example: "registry backup --data /var/lib/registry --out registry-2026-12-01.db",
@@ -336,8 +338,23 @@ func cmdBackup(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "backup: %v\n", err)
 		return exitInvalid
 	}
-	fmt.Fprintf(c.stdout, "wrote %s; blobs are content-addressed: copy %s alongside it\n", *out, filepath.Join(st.Dir(), "blobs"))
+	fmt.Fprintf(c.stdout, "wrote %s; %s\n", *out, backupNote(st.Dir(), fs.Lookup("blobs").Value.String()))
 	return exitOK
+}
+
+// backupNote says what a snapshot of dataDir's database lacks and must be kept beside it:
+// the blobs where --blobs (blobsURL) puts them, and the transparency log key.
+func backupNote(dataDir, blobsURL string) string {
+	b := backends{blobs: blobsURL}
+	key := fmt.Sprintf("keep the log key (%s, or the --log-key serve is given) with it too", filepath.Join(dataDir, "log.key"))
+	switch {
+	case b.s3():
+		bucket, _, _ := strings.Cut(blobsURL, "?")
+		return fmt.Sprintf("the blobs are in the bucket %s, which backup does not copy: keep versioning on it (docs/deploy.md); %s", bucket, key)
+	case b.defaultBlobs(dataDir):
+		return fmt.Sprintf("blobs are content-addressed: copy %s alongside it; %s", filepath.Join(dataDir, "blobs"), key)
+	}
+	return fmt.Sprintf("blobs are content-addressed: copy %s (--blobs) alongside it; %s", strings.TrimPrefix(blobsURL, "file:"), key)
 }
 
 var restoreHelp = help{

@@ -153,3 +153,40 @@ func TestTokenCreateExpiresBounds(t *testing.T) {
 		t.Fatalf("--expires 106751d: tokens %+v %v, want one expiring after 2300", toks, err)
 	}
 }
+
+// TestBackupNamesWhatToKeep checks that backup's message names the blobs folder --blobs
+// names (it named DATA/blobs whatever --blobs said), says a bucket is not copied, and
+// names the log key, which the snapshot does not hold either.
+func TestBackupNamesWhatToKeep(t *testing.T) {
+	dir := mustDemoStore(t)
+	ctx := context.Background()
+	elsewhere := filepath.Join(t.TempDir(), "blobs")
+	for _, tc := range []struct {
+		blobs      string
+		want, not  string
+		bucketNote bool
+	}{
+		{blobs: "", want: filepath.Join(dir, "blobs")},
+		{blobs: "file:" + elsewhere, want: elsewhere, not: filepath.Join(dir, "blobs")},
+		{blobs: "s3://plugins?endpoint=127.0.0.1:9&region=r", want: "s3://plugins", not: filepath.Join(dir, "blobs"), bucketNote: true},
+	} {
+		args := []string{"--data", dir, "--out", filepath.Join(t.TempDir(), "snap.db")}
+		if tc.blobs != "" {
+			args = append(args, "--blobs", tc.blobs)
+		}
+		c, out, errOut := testCLI(nil)
+		if code := cmdBackup(ctx, c, args); code != exitOK {
+			t.Fatalf("backup --blobs %q: %d %s", tc.blobs, code, errOut)
+		}
+		msg := out.String()
+		if !strings.Contains(msg, tc.want) || tc.not != "" && strings.Contains(msg, tc.not) {
+			t.Errorf("backup --blobs %q: message %q, want %s and not %q", tc.blobs, msg, tc.want, tc.not)
+		}
+		if tc.bucketNote != strings.Contains(msg, "does not copy") {
+			t.Errorf("backup --blobs %q: message %q: bucket note %v, want %v", tc.blobs, msg, !tc.bucketNote, tc.bucketNote)
+		}
+		if !strings.Contains(msg, filepath.Join(dir, "log.key")) {
+			t.Errorf("backup --blobs %q: message %q does not name the log key", tc.blobs, msg)
+		}
+	}
+}
