@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,6 +23,11 @@ func (s *Store) CollectGarbage(ctx context.Context) (int, error) {
 // Backup writes a consistent snapshot of the live database to path (VACUUM INTO), safe
 // while the registry runs. Blobs are content-addressed and listed in it.
 // On PostgreSQL it refuses: the database is backed up with pg_dump (docs/deploy.md).
+//
+// The snapshot is written to a temporary file beside path, synced, and only then linked
+// to path, which must not exist: an interrupted or failed backup (a cancelled context, a
+// full disk) leaves neither path, which would block the retry and which restore would
+// take for a snapshot, nor the temporary file.
 func (s *Store) Backup(ctx context.Context, path string) error {
 	if s.dialect == Postgres {
 		return fmt.Errorf("store: backup: %w: the database is PostgreSQL; back it up with pg_dump (and the blobs with bucket versioning), see docs/deploy.md", ErrUnsupported)
@@ -32,10 +39,57 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 	if _, err := os.Stat(abs); err == nil {
 		return fmt.Errorf("store: backup: %s already exists; choose a new file", abs)
 	}
-	if _, err := s.w.ExecContext(ctx, "VACUUM INTO ?", abs); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".*.backup")
+	if err != nil {
 		return fmt.Errorf("store: backup to %s: %w", abs, err)
 	}
+	_ = tmp.Close() // VACUUM INTO writes into an empty file
+	defer func() {
+		for _, suffix := range []string{"", "-journal"} {
+			_ = os.Remove(tmp.Name() + suffix)
+		}
+	}()
+	if _, err := s.w.ExecContext(ctx, "VACUUM INTO ?", tmp.Name()); err != nil {
+		return fmt.Errorf("store: backup to %s: %w", abs, err)
+	}
+	if backupWritten != nil {
+		backupWritten()
+	}
+	if err := syncFile(tmp.Name()); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: backup to %s: %w", abs, err)
+	}
+	if err := linkNew(tmp.Name(), abs); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if err := syncDir(filepath.Dir(abs)); err != nil {
+		_ = os.Remove(abs) // not known to be on disk: no snapshot rather than one in doubt
+		return err
+	}
 	return nil
+}
+
+// backupWritten, when set (by tests), runs once VACUUM INTO has written Backup's temporary
+// file: a test cancels the context there, as a SIGINT at the end of the write would.
+var backupWritten func()
+
+// linkNew puts the file tmp at path, which must not exist: a hard link fails rather than
+// replace a file made since Backup looked; where the file system has no hard links, it
+// looks again and renames.
+func linkNew(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s already exists; choose a new file", path)
+	}
+	if err == nil {
+		return nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s already exists; choose a new file", path)
+	}
+	return os.Rename(tmp, path)
 }
 
 // MissingBlobs lists blobs the database references whose files are absent (after a restore
