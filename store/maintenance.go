@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -111,4 +112,38 @@ func (s *Store) MissingBlobs(ctx context.Context) ([]string, error) {
 		}
 	}
 	return missing, rows.Err()
+}
+
+// CheckSnapshot refuses a file restore must not put in place of a database: one that is
+// empty (SQLite would open it as a new, empty registry), not a SQLite database, or one
+// without the migrations and releases tables of a registry's. It opens the file read-only.
+func CheckSnapshot(ctx context.Context, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("store: snapshot: %w", err)
+	}
+	if fi.Size() == 0 {
+		return errors.New("it is empty, not a registry database")
+	}
+	db, err := sql.Open("sqlite", SQLiteURI(path)+"?mode=ro")
+	if err != nil {
+		return fmt.Errorf("store: snapshot: %w", err)
+	}
+	defer db.Close()
+	var tables int
+	err = db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('schema_migrations', 'releases')").Scan(&tables)
+	if err != nil {
+		return fmt.Errorf("it is not a SQLite database: %w", err)
+	}
+	if tables != 2 {
+		return errors.New("it is a SQLite database but not a registry's: it lacks the schema_migrations and releases tables")
+	}
+	var check string
+	if err := db.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&check); err != nil {
+		return fmt.Errorf("it does not read as a SQLite database: %w", err)
+	}
+	if check != "ok" {
+		return fmt.Errorf("it is damaged (quick_check: %s)", check)
+	}
+	return nil
 }

@@ -361,7 +361,8 @@ var restoreHelp = help{
 	Summary: "restore a database snapshot into a data directory",
 	Usage:   "registry restore [--data DIR] [--force] SNAPSHOT",
 	About: `Puts SNAPSHOT (written by registry backup) in place of the database of a stopped registry,
-then lists the blobs it names that the blobs folder lacks.
+then lists the blobs it names that the blobs folder lacks. A file that is not a registry
+database (an empty one too) is refused, and the database left as it was.
 ` + restoreNote + `
 Exit status: 0 when restored, 1 when the restore was refused or failed, 2 on usage errors.`,
 	Example: "registry restore --data /var/lib/registry --force registry-2026-12-01.db",
@@ -398,13 +399,16 @@ func restore(ctx context.Context, c *cli, dir, snapshot string, force bool) erro
 	if _, err := os.Stat(dst); err == nil && !force {
 		return fmt.Errorf("%s exists; stop the registry and pass --force to replace it", dst)
 	}
-	src, err := os.ReadFile(snapshot)
-	if err != nil {
-		return err
-	}
 	tmp := dst + ".restore"
-	if err := os.WriteFile(tmp, src, 0o640); err != nil {
-		return err
+	defer removeRestoreTemp(tmp) // on every error; after the rename there is nothing left
+	if err := copySnapshot(snapshot, tmp); err != nil {
+		return fmt.Errorf("copying %s to %s: %w; %s is unchanged", snapshot, tmp, err, dst)
+	}
+	if err := store.CheckSnapshot(ctx, tmp); err != nil {
+		return fmt.Errorf("%s: %w; %s is unchanged (give a file `registry backup` wrote)", snapshot, err, dst)
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		_ = os.Remove(tmp + suffix) // what the check may have left beside the copy
 	}
 	for _, suffix := range []string{"-wal", "-shm"} {
 		_ = os.Remove(dst + suffix)
@@ -427,6 +431,32 @@ func restore(ctx context.Context, c *cli, dir, snapshot string, force bool) erro
 			plural(len(missing), "blob"), filepath.Join(dir, "blobs"))
 	}
 	return nil
+}
+
+// copySnapshot copies the file snapshot to tmp and syncs it.
+func copySnapshot(snapshot, tmp string) error {
+	src, err := os.Open(snapshot)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, src)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// removeRestoreTemp removes restore's temporary copy and the files SQLite may have made
+// beside it while it was checked.
+func removeRestoreTemp(tmp string) {
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		_ = os.Remove(tmp + suffix)
+	}
 }
 
 // Help notes on which commands may share a data directory with `registry serve`.

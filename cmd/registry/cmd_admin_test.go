@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,5 +190,66 @@ func TestBackupNamesWhatToKeep(t *testing.T) {
 		if !strings.Contains(msg, filepath.Join(dir, "log.key")) {
 			t.Errorf("backup --blobs %q: message %q does not name the log key", tc.blobs, msg)
 		}
+	}
+}
+
+// TestRestoreRefusesWhatIsNoSnapshot checks that restore --force checks the snapshot before
+// it replaces the database: a garbage file wiped the registry ("file is not a database"),
+// an empty one was "restored" as an empty registry. Each is refused, naming the file and
+// what it is, the database keeps its release and token, and no temporary file is left.
+func TestRestoreRefusesWhatIsNoSnapshot(t *testing.T) {
+	dir := mustDemoStore(t)
+	ctx := context.Background()
+	c, _, errOut := testCLI(nil)
+	if code := cmdToken(ctx, c, []string{"create", "--publisher", "acme", "--data", dir}); code != exitOK {
+		t.Fatalf("token create: %d %s", code, errOut)
+	}
+	snaps := t.TempDir()
+	garbage := filepath.Join(snaps, "garbage.db")
+	if err := os.WriteFile(garbage, bytes.Repeat([]byte("not a database\n"), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(snaps, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(snaps, "other.db")
+	db, err := sql.Open("sqlite", store.SQLiteURI(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE notes (body TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	for snap, want := range map[string]string{garbage: "not a SQLite database", empty: "empty", other: "not a registry's"} {
+		c, out, errOut := testCLI(nil)
+		if code := cmdRestore(ctx, c, []string{"--data", dir, "--force", snap}); code != exitInvalid {
+			t.Errorf("restore %s: exit %d, want %d (stdout %q)", filepath.Base(snap), code, exitInvalid, out)
+		}
+		if msg := errOut.String(); !strings.Contains(msg, snap) || !strings.Contains(msg, want) || !strings.Contains(msg, "unchanged") {
+			t.Errorf("restore %s: %q, want the file, %q and that the database is unchanged", filepath.Base(snap), msg, want)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".restore") {
+				t.Errorf("restore %s left %s", filepath.Base(snap), e.Name())
+			}
+		}
+		st, err := store.Open(ctx, dir)
+		if err != nil {
+			t.Fatalf("after restore %s the database does not open: %v", filepath.Base(snap), err)
+		}
+		rel, err := st.Release(ctx, "hello-managed", "1.0.0")
+		if err != nil || rel.SHA256 == "" {
+			t.Errorf("after restore %s: release %+v %v", filepath.Base(snap), rel, err)
+		}
+		if toks, err := st.Tokens(ctx); err != nil || len(toks) != 1 {
+			t.Errorf("after restore %s: tokens %+v %v", filepath.Base(snap), toks, err)
+		}
+		_ = st.Close()
 	}
 }
