@@ -359,10 +359,12 @@ func backupNote(dataDir, blobsURL string) string {
 
 var restoreHelp = help{
 	Summary: "restore a database snapshot into a data directory",
-	Usage:   "registry restore [--data DIR] [--force] SNAPSHOT",
+	Usage:   "registry restore [--data DIR] [--database sqlite:PATH] [--force] SNAPSHOT",
 	About: `Puts SNAPSHOT (written by registry backup) in place of the database of a stopped registry,
 then lists the blobs it names that the blobs folder lacks. A file that is not a registry
-database (an empty one too) is refused, and the database left as it was.
+database (an empty one too) is refused, and the database left as it was. The database is
+the SQLite file --database (REGISTRY_DATABASE) names, as for serve; a PostgreSQL database is
+refused: restore it with pg_restore from its pg_dump.
 ` + restoreNote + `
 Exit status: 0 when restored, 1 when the restore was refused or failed, 2 on usage errors.`,
 	Example: "registry restore --data /var/lib/registry --force registry-2026-12-01.db",
@@ -374,6 +376,8 @@ Exit status: 0 when restored, 1 when the restore was refused or failed, 2 on usa
 func cmdRestore(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("restore")
 	data := dataFlag(c, fs)
+	b := &backends{}
+	fs.StringVar(&b.database, "database", envDefault(c, "REGISTRY_DATABASE", ""), "SQLite database `URL` to restore into: sqlite:PATH (default sqlite:DATA/registry.db), the one `registry serve` uses (REGISTRY_DATABASE)")
 	force := fs.Bool("force", false, "replace an existing database")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -382,22 +386,32 @@ func cmdRestore(ctx context.Context, c *cli, args []string) int {
 	if len(pos) != 1 {
 		return c.usageError("restore", "expected one SNAPSHOT file, found %d arguments", len(pos))
 	}
-	if err := restore(ctx, c, *data, pos[0], *force); err != nil {
+	if err := b.check(false); err != nil {
+		return c.usageError("restore", "%v", err)
+	}
+	dst := b.sqlitePath(*data)
+	if dst == "" {
+		return c.usageError("restore", "--database %s: restore is for the embedded SQLite database; restore PostgreSQL from its pg_dump with pg_restore, or load a SQLite snapshot into it with `registry migrate --from sqlite:SNAPSHOT --to URL`", redact(b.database))
+	}
+	if err := restore(ctx, c, *data, dst, pos[0], *force); err != nil {
 		fmt.Fprintf(c.stderr, "restore: %v\n", err)
 		return exitInvalid
 	}
 	return exitOK
 }
 
-func restore(ctx context.Context, c *cli, dir, snapshot string, force bool) error {
+// restore puts snapshot in place of the SQLite database file dst of the data directory dir.
+func restore(ctx context.Context, c *cli, dir, dst, snapshot string, force bool) error {
 	lock, err := lockDataDir(dir, "restoring into it")
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	dst := filepath.Join(dir, store.DBFile)
 	if _, err := os.Stat(dst); err == nil && !force {
 		return fmt.Errorf("%s exists; stop the registry and pass --force to replace it", dst)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		return fmt.Errorf("database folder: %w", err)
 	}
 	tmp := dst + ".restore"
 	defer removeRestoreTemp(tmp) // on every error; after the rename there is nothing left
@@ -416,7 +430,7 @@ func restore(ctx context.Context, c *cli, dir, snapshot string, force bool) erro
 	if err := os.Rename(tmp, dst); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, dir)
+	st, err := store.OpenURL(ctx, "sqlite:"+dst, dir)
 	if err != nil {
 		return fmt.Errorf("the snapshot does not open as a registry database: %w", err)
 	}

@@ -253,3 +253,61 @@ func TestRestoreRefusesWhatIsNoSnapshot(t *testing.T) {
 		_ = st.Close()
 	}
 }
+
+// TestRestoreDatabaseFlag checks that restore puts the snapshot into the SQLite file
+// --database or REGISTRY_DATABASE names (it wrote DATA/registry.db and said "restored"
+// while the database serve uses stayed as it was), and refuses a PostgreSQL URL.
+func TestRestoreDatabaseFlag(t *testing.T) {
+	src := mustDemoStore(t)
+	ctx := context.Background()
+	snap := filepath.Join(t.TempDir(), "snap.db")
+	c, _, errOut := testCLI(nil)
+	if code := cmdBackup(ctx, c, []string{"--data", src, "--out", snap}); code != exitOK {
+		t.Fatalf("backup: %d %s", code, errOut)
+	}
+	for _, viaEnv := range []bool{false, true} {
+		data := filepath.Join(t.TempDir(), "data")
+		dbFile := filepath.Join(t.TempDir(), "elsewhere", "reg.db")
+		args := []string{"--data", data, snap}
+		env := map[string]string{}
+		if viaEnv {
+			env["REGISTRY_DATABASE"] = "sqlite:" + dbFile
+		} else {
+			args = append([]string{"--database", "sqlite:" + dbFile}, args...)
+		}
+		c, out, errOut := testCLI(env)
+		if code := cmdRestore(ctx, c, args); code != exitOK {
+			t.Fatalf("restore (env %v): %d %s", viaEnv, code, errOut)
+		}
+		if !strings.Contains(out.String(), "into "+dbFile) {
+			t.Errorf("restore (env %v) does not name %s: %s", viaEnv, dbFile, out)
+		}
+		if _, err := os.Stat(filepath.Join(data, store.DBFile)); err == nil {
+			t.Errorf("restore (env %v) wrote %s rather than the --database file", viaEnv, store.DBFile)
+		}
+		st, err := store.OpenURL(ctx, "sqlite:"+dbFile, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := st.Release(ctx, "hello-managed", "1.0.0")
+		_ = st.Close()
+		if err != nil || rel.SHA256 == "" {
+			t.Fatalf("restored release in %s (env %v): %+v %v", dbFile, viaEnv, rel, err)
+		}
+		c, _, _ = testCLI(env)
+		if code := cmdRestore(ctx, c, args); code != exitInvalid {
+			t.Errorf("restore over the --database file without --force (env %v): %d", viaEnv, code)
+		}
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	c, out, errOut := testCLI(map[string]string{"REGISTRY_DATABASE": "postgres://u:secret@127.0.0.1:9/reg"})
+	if code := cmdRestore(ctx, c, []string{"--data", data, "--force", snap}); code != exitUsage {
+		t.Errorf("restore into PostgreSQL: %d, want %d (stdout %q)", code, exitUsage, out)
+	}
+	if msg := errOut.String(); !strings.Contains(msg, "pg_restore") || strings.Contains(msg, "secret") {
+		t.Errorf("restore into PostgreSQL: %q, want pg_restore named and the password hidden", msg)
+	}
+	if _, err := os.Stat(data); err == nil {
+		t.Errorf("restore into PostgreSQL made %s", data)
+	}
+}
