@@ -407,8 +407,12 @@ func restore(ctx context.Context, c *cli, dir, dst, snapshot string, force bool)
 		return err
 	}
 	defer lock.Close()
-	if _, err := os.Stat(dst); err == nil && !force {
-		return fmt.Errorf("%s exists; stop the registry and pass --force to replace it", dst)
+	kept := "nothing was restored" // what a refused or failed restore leaves
+	if _, err := os.Stat(dst); err == nil {
+		if !force {
+			return fmt.Errorf("%s exists; stop the registry and pass --force to replace it", dst)
+		}
+		kept = dst + " is unchanged"
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
 		return fmt.Errorf("database folder: %w", err)
@@ -416,10 +420,10 @@ func restore(ctx context.Context, c *cli, dir, dst, snapshot string, force bool)
 	tmp := dst + ".restore"
 	defer removeRestoreTemp(tmp) // on every error; after the rename there is nothing left
 	if err := copySnapshot(snapshot, tmp); err != nil {
-		return fmt.Errorf("copying %s to %s: %w; %s is unchanged", snapshot, tmp, err, dst)
+		return fmt.Errorf("copying %s to %s: %w; %s", snapshot, tmp, err, kept)
 	}
 	if err := store.CheckSnapshot(ctx, tmp); err != nil {
-		return fmt.Errorf("%s: %w; %s is unchanged (give a file `registry backup` wrote)", snapshot, err, dst)
+		return fmt.Errorf("%s: %w; %s (give a file `registry backup` wrote)", snapshot, err, kept)
 	}
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
 		_ = os.Remove(tmp + suffix) // what the check may have left beside the copy

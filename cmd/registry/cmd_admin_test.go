@@ -252,6 +252,14 @@ func TestRestoreRefusesWhatIsNoSnapshot(t *testing.T) {
 		}
 		_ = st.Close()
 	}
+	fresh := filepath.Join(t.TempDir(), "data")
+	c, _, errOut = testCLI(nil)
+	if code := cmdRestore(ctx, c, []string{"--data", fresh, garbage}); code != exitInvalid || !strings.Contains(errOut.String(), "nothing was restored") {
+		t.Errorf("restore of garbage into a new data directory: %d %q, want %d and that nothing was restored", code, errOut, exitInvalid)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, store.DBFile)); err == nil {
+		t.Errorf("restore of garbage into a new data directory made %s", store.DBFile)
+	}
 }
 
 // TestRestoreDatabaseFlag checks that restore puts the snapshot into the SQLite file
