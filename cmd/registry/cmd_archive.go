@@ -17,7 +17,9 @@ REGISTRY_TOKEN: a publisher token whose publisher is among the entry's owners in
 plugins.yaml, or the admin token; the index changes at once. Without it, it changes the
 database of --data DIR (REGISTRY_DATA) with the server stopped, as an admin (actor "cli"),
 and the index changes at the next start of ` + "`registry serve`" + `; it refuses while the server holds the
-directory. Either way it is recorded in the audit log and the change feed. See docs/archived.md.
+directory. --data, --database or --blobs given beside --registry or REGISTRY_URL is refused
+(exit 2): unset REGISTRY_URL to change the data directory, or drop --data to ask the
+registry. Either way it is recorded in the audit log and the change feed. See docs/archived.md.
 Exit status: 0 when done (also when it already was in that state), 1 when refused (not an
 owner, no such package, data directory in use), 2 on usage, network or I/O errors.`
 
@@ -61,6 +63,9 @@ func archiveCmd(ctx context.Context, c *cli, name string, args []string, archive
 	}
 	if len(pos) != 1 || pos[0] == "" {
 		return c.usageError(name, "expected one package ID, such as acme-hello or @acme/ext; got %q", strings.Join(pos, " "))
+	}
+	if code := remoteAndLocal(c, fs, *registry); code != exitOK {
+		return code
 	}
 	if *registry != "" {
 		return archiveOnline(ctx, c, name, strings.TrimRight(*registry, "/"), pos[0])

@@ -36,7 +36,9 @@ var quarantineHelp = help{
 		"{version}][/release], GET /api/v1/admin/quarantine) and take effect at once. Without it,\n" +
 		"`set` and `release` change the database of --data DIR with the server stopped (actor\n" +
 		"\"cli\"; they show at the next start of `registry serve`) and refuse while it holds the\n" +
-		"directory; `list` reads it beside the server.\n" +
+		"directory; `list` reads it beside the server. --data, --database or --blobs given\n" +
+		"beside --registry or REGISTRY_URL is refused (exit 2): unset REGISTRY_URL to use the\n" +
+		"data directory, or drop --data to ask the registry.\n" +
 		"See docs/quarantine.md.\n" +
 		"Exit status: 0 when done, 1 when the target is not stored, the reason or the token is\n" +
 		"refused or the data directory is in use, 2 on usage, network or I/O errors.",
@@ -69,6 +71,46 @@ func offlineFlags(c *cli, fs *flag.FlagSet) func() []string {
 	data := dataFlag(c, fs)
 	b := backendFlags(c, fs)
 	return func() []string { return []string{"--data", *data, "--database", b.database, "--blobs", b.blobs} }
+}
+
+// remoteAndLocal refuses, after fs is parsed, a command that names both a running registry
+// (registry, from --registry or REGISTRY_URL) and a local store (--data, --database or
+// --blobs set on the command line): the remote one would win, and a REGISTRY_URL left in
+// the shell would turn a change aimed at an offline copy into one on that registry. An
+// explicit --registry beside REGISTRY_DATA (or REGISTRY_DATABASE) is not a conflict: only
+// flags given on the command line count. It returns exitOK when there is none.
+func remoteAndLocal(c *cli, fs *flag.FlagSet, registry string) int {
+	if registry == "" {
+		return exitOK
+	}
+	var local []string
+	explicit := false
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "data", "database", "blobs":
+			local = append(local, "--"+f.Name+" "+redact(f.Value.String()))
+		case "registry":
+			explicit = true
+		}
+	})
+	if len(local) == 0 {
+		return exitOK
+	}
+	remote, fix := "--registry "+registry, "drop --registry"
+	if !explicit {
+		remote, fix = "REGISTRY_URL="+registry, "unset REGISTRY_URL"
+	}
+	return c.usageError(fs.Name(), "%s names a running registry and %s a local store: which one is meant is ambiguous; %s to use the local store, or drop %s to ask the registry",
+		remote, strings.Join(local, " and "), fix, strings.Join(flagNames(local), " and "))
+}
+
+// flagNames are the flag names ("--data") of "--data DIR" pairs.
+func flagNames(pairs []string) []string {
+	names := make([]string, len(pairs))
+	for i, p := range pairs {
+		names[i], _, _ = strings.Cut(p, " ")
+	}
+	return names
 }
 
 func printQuarantineHelp(c *cli) int {
@@ -119,6 +161,9 @@ func quarantineArgs(c *cli, fs *flag.FlagSet, args []string, wantTarget bool) (r
 		return "", nil, "", "", parseExit(err)
 	}
 	registry = strings.TrimRight(fs.Lookup("registry").Value.String(), "/")
+	if code := remoteAndLocal(c, fs, registry); code != exitOK {
+		return "", nil, "", "", code
+	}
 	if !wantTarget {
 		if len(pos) > 0 {
 			return "", nil, "", "", c.usageError("quarantine", "list takes no argument, found %q", strings.Join(pos, " "))

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pluginyard/registry/store"
@@ -199,5 +202,88 @@ func TestQuarantineAndArchiveHonourDatabaseFlag(t *testing.T) {
 	p, err := st.Package(context.Background(), "acme-hello")
 	if err != nil || p.ArchivedAt == nil {
 		t.Errorf("the package in the --database store: %+v, %v; want archived", p, err)
+	}
+}
+
+// TestRemoteAndLocalRefused: archive, unarchive and quarantine set, release and list refuse
+// --data, --database or --blobs given beside a registry named by REGISTRY_URL or --registry,
+// before asking it or opening the store; an explicit --registry beside REGISTRY_DATA asks
+// the registry.
+func TestRemoteAndLocalRefused(t *testing.T) {
+	data := t.TempDir()
+	st := MustStore(t, data)
+	insertMinRelease(t, st, "acme-hello", "1.0.0", "0.91.1")
+	_ = st.Close()
+	var (
+		mu    sync.Mutex
+		asked []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"acme-hello","package_id":"acme-hello","changed":true,"released":true,"quarantines":[]}`))
+	}))
+	defer srv.Close()
+	commands := []struct {
+		name       string
+		cmd        func(context.Context, *cli, []string) int
+		sub, trail []string // the arguments before the flags and after them
+	}{
+		{"archive", cmdArchive, nil, []string{"acme-hello"}},
+		{"unarchive", cmdUnarchive, nil, []string{"acme-hello"}},
+		{"quarantine set", cmdQuarantine, []string{"set"}, []string{"--reason", "test", "acme-hello"}},
+		{"quarantine release", cmdQuarantine, []string{"release"}, []string{"acme-hello"}},
+		{"quarantine list", cmdQuarantine, []string{"list"}, nil},
+	}
+	argsOf := func(sub []string, flags ...[]string) []string {
+		args := append([]string{}, sub...)
+		for _, f := range flags {
+			args = append(args, f...)
+		}
+		return args
+	}
+	locals := [][]string{
+		{"--data", data},
+		{"--database", "sqlite:" + filepath.Join(data, store.DBFile)},
+		{"--blobs", "file:" + filepath.Join(data, "blobs")},
+	}
+	// REGISTRY_URL left in the shell, then --registry on the command line.
+	remotes := []struct {
+		env   map[string]string
+		flags []string
+		fix   string
+	}{
+		{map[string]string{"REGISTRY_URL": srv.URL, "REGISTRY_TOKEN": "t"}, nil, "unset REGISTRY_URL"},
+		{map[string]string{"REGISTRY_TOKEN": "t"}, []string{"--registry", srv.URL}, "drop --registry"},
+	}
+	for _, cmd := range commands {
+		for _, local := range locals {
+			for _, remote := range remotes {
+				asked = nil
+				args := argsOf(cmd.sub, remote.flags, local, cmd.trail)
+				c, _, errOut := testCLI(remote.env)
+				code := cmd.cmd(context.Background(), c, args)
+				msg := errOut.String()
+				if code != exitUsage || !strings.Contains(msg, srv.URL) || !strings.Contains(msg, local[0]+" "+local[1]) ||
+					!strings.Contains(msg, remote.fix) || !strings.Contains(msg, "drop "+local[0]) || len(asked) > 0 {
+					t.Errorf("%s %v with %v: exit %d, stderr %q, asked %v; want %d naming both and the fix, the registry not asked",
+						cmd.name, args, remote.env, code, msg, asked, exitUsage)
+				}
+			}
+		}
+		// An explicit --registry wins over REGISTRY_DATA from the environment.
+		asked = nil
+		args := argsOf(cmd.sub, []string{"--registry", srv.URL}, cmd.trail)
+		c, _, errOut := testCLI(map[string]string{"REGISTRY_DATA": data, "REGISTRY_TOKEN": "t"})
+		if code := cmd.cmd(context.Background(), c, args); code != exitOK || len(asked) != 1 {
+			t.Errorf("%s %v beside REGISTRY_DATA: exit %d (%s), asked %v; want 0 and the registry asked", cmd.name, args, code, errOut, asked)
+		}
+	}
+	st = MustStore(t, data)
+	defer st.Close()
+	if qs, err := st.Quarantines(context.Background()); err != nil || len(qs) > 0 {
+		t.Errorf("the local store was changed: quarantines %v, %v", qs, err)
 	}
 }
