@@ -486,12 +486,78 @@ const (
 // lockDataDir takes the data directory for this process (serve, restore), or says which
 // process holds it; before says what the holder must be stopped for.
 func lockDataDir(dir, before string) (*store.DirLock, error) {
+	return lockDir("--data "+dir, dir, before)
+}
+
+// lockDir takes dir, which the flag (with its value) named, or says which process holds it.
+func lockDir(flag, dir, before string) (*store.DirLock, error) {
 	l, err := store.LockDir(dir)
 	if errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Errorf("--data %s: %w; stop it before %s", dir, err, before)
+		return nil, fmt.Errorf("%s: %w; stop it before %s", flag, err, before)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--data %s: %w", dir, err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return l, nil
+}
+
+// lockTarget is a directory to take and the flag (with its value) that named it.
+type lockTarget struct{ flag, dir string }
+
+// dirLocks are the directories a process took with lockDirs, given up together.
+type dirLocks []*store.DirLock
+
+func (ls dirLocks) Close() error {
+	var errs []error
+	for _, l := range ls {
+		errs = append(errs, l.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// lockDirs takes the directory of every target, each once however it is spelled (two
+// locks of one directory conflict within a process too), or gives back those it took
+// and says which process holds the first it could not take.
+func lockDirs(before string, targets ...lockTarget) (dirLocks, error) {
+	var ls dirLocks
+	seen := make(map[string]bool, len(targets))
+	for _, t := range targets {
+		key := sameDirKey(t.dir)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		l, err := lockDir(t.flag, t.dir, before)
+		if err != nil {
+			_ = ls.Close()
+			return nil, err
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+// sameDirKey is dir absolute, with its symbolic links resolved when it exists.
+func sameDirKey(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Clean(dir)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// lockStore takes the data directory dir and, when --database names a SQLite file in
+// another directory, that directory too. The lock is keyed by directory: a registry
+// serving from a data directory holds it, so a --database naming that directory's
+// registry.db meets the registry's lock instead of going around it, and two servers with
+// their own --data cannot share one database file.
+func lockStore(dir string, b backends, before string) (dirLocks, error) {
+	targets := []lockTarget{{"--data " + dir, dir}}
+	if file := b.sqlitePath(dir); file != "" && b.database != "" {
+		targets = append(targets, lockTarget{"--database " + b.database, filepath.Dir(file)})
+	}
+	return lockDirs(before, targets...)
 }

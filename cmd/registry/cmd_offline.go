@@ -128,7 +128,7 @@ func cmdDelist(ctx context.Context, c *cli, args []string) int {
 // offline is a data directory taken from `registry serve`: its lock and its store.
 type offline struct {
 	*store.Store
-	lock *store.DirLock
+	lock dirLocks
 }
 
 func (o *offline) Close() {
@@ -136,10 +136,11 @@ func (o *offline) Close() {
 	_ = o.lock.Close()
 }
 
-// openOffline parses args (printing the help and exiting 0 on --help), takes the data
-// directory of --data, which must already hold a registry database, and opens its store.
-// The lock is what makes these commands offline: a running server would not rebuild its
-// index after a change made behind its back, so they refuse while it holds the directory.
+// openOffline parses args (printing the help and exiting 0 on --help), checks that the
+// registry database is there, takes the data directory of --data and the directory of a
+// SQLite file --database names elsewhere (lockStore), and opens its store. The lock is
+// what makes these commands offline: a running server would not rebuild its index after
+// a change made behind its back, so they refuse while it holds either directory.
 func openOffline(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (*offline, []string, int) {
 	data := dataFlag(c, fs)
 	b := backendFlags(c, fs)
@@ -151,7 +152,7 @@ func openOffline(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) (
 		fmt.Fprintf(c.stderr, "%s: %s\n", fs.Name(), msg)
 		return nil, nil, exitUsage
 	}
-	lock, err := lockDataDir(*data, "changing its database offline, or make the change through its API")
+	lock, err := lockStore(*data, *b, "changing its database offline, or make the change through its API")
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
 		return nil, nil, exitInvalid

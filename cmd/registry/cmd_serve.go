@@ -82,7 +82,7 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 	restoreGC := startupGC() // through the list's check, the rows' read and the first build
 	defer restoreGC()        // an early return (restoreGC acts once)
 	checking := startListLoad(cache, cfg.PluginsPath)
-	lock, err := lockDataDir(cfg.DataDir, "starting another registry on it")
+	lock, err := lockStore(cfg.DataDir, cfg.backends(), "starting another registry on it")
 	if err != nil {
 		return checking.fail(err)
 	}

@@ -168,3 +168,58 @@ func TestHelpSaysWhatRunsBesideServe(t *testing.T) {
 		}
 	}
 }
+
+// TestDatabaseFlagMeetsTheLock holds a data directory as serve does and points the other
+// commands at its registry.db through --database, with a --data of their own: an offline
+// yank and a second serve are refused with the lock's message, and the database is
+// unchanged. Once the directory is given up, a yank naming it both
+// ways (--data and --database) takes it once and succeeds.
+func TestDatabaseFlagMeetsTheLock(t *testing.T) {
+	data := mustDemoStore(t)
+	db := filepath.Join(data, store.DBFile)
+	yanked := func() bool {
+		t.Helper()
+		st := MustStore(t, data)
+		defer st.Close()
+		rels, err := st.Releases(context.Background(), "hello-managed")
+		if err != nil || len(rels) != 1 {
+			t.Fatalf("releases of hello-managed: %v, %v", rels, err)
+		}
+		return rels[0].Yanked
+	}
+	lock, err := lockDataDir(data, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strconv.Itoa(os.Getpid())
+	// Cancelled, so that a serve wrongly let in stops instead of serving.
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	other := func() string { return filepath.Join(t.TempDir(), "other") }
+	for _, tt := range []struct {
+		ctx     context.Context
+		args    []string
+		flag    string // the flag the refusal names
+		env     map[string]string
+		wantOut string
+	}{
+		{context.Background(), []string{"yank", "--data", other(), "--database", "sqlite:" + db, "hello-managed@1.0.0"}, "--database sqlite:" + db, nil, "stop it before changing its database offline"},
+		{stopped, []string{"serve", "--addr", freeAddr(t), "--data", other(), "--database", "sqlite:" + db, "--blobs", "file:" + filepath.Join(data, "blobs"), "--plugins", "../../plugins.yaml"},
+			"--database sqlite:" + db, map[string]string{"REGISTRY_ADMIN_TOKEN": "x", "REGISTRY_OIDC_ISSUER": "off"}, "stop it before starting another registry"},
+	} {
+		c, _, errOut := testCLI(tt.env)
+		code := run(tt.ctx, tt.args, c)
+		msg := errOut.String()
+		if code != exitInvalid || !strings.Contains(msg, tt.flag+": ") || !strings.Contains(msg, "held by process "+pid) || !strings.Contains(msg, tt.wantOut) {
+			t.Errorf("%v beside the lock: exit %d, stderr %q; want %d naming %s, pid %s and %q", tt.args[0], code, msg, exitInvalid, tt.flag, pid, tt.wantOut)
+		}
+	}
+	if yanked() {
+		t.Error("the refused yank yanked hello-managed@1.0.0")
+	}
+	_ = lock.Close()
+	c, _, errOut := testCLI(nil)
+	if code := run(context.Background(), []string{"yank", "--data", data, "--database", "sqlite:" + db, "hello-managed@1.0.0"}, c); code != exitOK || !yanked() {
+		t.Errorf("yank naming the directory twice: exit %d, stderr %s; want 0 and the release yanked", code, errOut)
+	}
+}
