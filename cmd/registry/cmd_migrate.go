@@ -29,14 +29,16 @@ file:DIR/blobs beside a SQLite database and are required beside PostgreSQL (s3:/
 endpoint=…, credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).
 
 Stop the registry first: the source must not change during the copy, and nothing may
-serve from the destination before it is verified. An interrupted copy (Ctrl-C, a crash)
+serve from the destination before it is verified. migrate takes the folder of each SQLite
+end and the destination's --data as registry serve does, so it refuses while a registry
+(or a restore, or an offline command) holds one. An interrupted copy (Ctrl-C, a crash)
 resumes where it stopped when run again with the same flags: each table's rows go in
 primary-key order, in batches committed with a checkpoint, and blobs already present with
 the right size are skipped. A destination that holds other data under a key the source
 has is refused (rule migrate.conflict), naming the table and the key.
 
-Exit status: 0 when copied and verified, 1 when refused, interrupted or failed
-verification (rule migrate.verify), 2 on usage errors.`,
+Exit status: 0 when copied and verified, 1 when refused (also a directory in use),
+interrupted or failed verification (rule migrate.verify), 2 on usage errors.`,
 	Example: "registry migrate --from sqlite:/var/lib/registry --to postgres://registry@db:5432/registry \\\n  --blobs 's3://registry-blobs?endpoint=s3.example.com&region=eu-west-1'\n" +
 		"registry migrate --from postgres://registry@db:5432/registry --from-blobs 's3://registry-blobs?endpoint=s3.example.com&region=eu-west-1' \\\n  --to sqlite:/var/lib/registry-copy",
 }
@@ -74,6 +76,13 @@ func cmdMigrate(ctx context.Context, c *cli, args []string) int {
 		return c.usageError("migrate", "%v", err)
 	}
 	defer cleanup()
+	lock, err := lockDirs("migrating from or into it", o.lockTargets(to.DataDir)...)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "migrate: %v\n", err)
+		return exitInvalid
+	}
+	// Deferred after cleanup, so given up before a temporary directory is removed.
+	defer lock.Close()
 	spool := filepath.Join(to.DataDir, "spool") // beside the destination's blob folder: Put renames
 	if err := os.MkdirAll(spool, 0o750); err != nil {
 		return c.usageError("migrate", "--data %s: %v", to.DataDir, err)
@@ -140,6 +149,25 @@ func (o *migrateOptions) ends(ctx context.Context) (from, to store.CopyEnd, clea
 		cleanup()
 	}
 	return from, to, cleanup, err
+}
+
+// lockTargets are the directories migrate takes as serve does, so that it refuses while a
+// registry (or another migrate, restore or offline command) holds one and none starts on
+// them mid-copy: the directory of each SQLite end (the source must not change during the
+// copy, nothing may serve from the destination before it is verified) and the
+// destination's local state directory dataDir when --data names it.
+func (o *migrateOptions) lockTargets(dataDir string) []lockTarget {
+	var targets []lockTarget
+	if file, ok := store.CopyDatabaseFile(o.from); ok {
+		targets = append(targets, lockTarget{"--from " + o.from, filepath.Dir(file)})
+	}
+	if file, ok := store.CopyDatabaseFile(o.to); ok {
+		targets = append(targets, lockTarget{"--to " + o.to, filepath.Dir(file)})
+	}
+	if o.data != "" {
+		targets = append(targets, lockTarget{"--data " + o.data, dataDir})
+	}
+	return targets
 }
 
 // openMigrateBlobs opens the blob store flag names, defaulting to the folder beside a

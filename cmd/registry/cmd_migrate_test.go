@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -172,5 +174,46 @@ func TestMigrateInterrupted(t *testing.T) {
 	code := run(ctx, []string{"migrate", "--from", "sqlite:" + src, "--to", "sqlite:" + t.TempDir()}, c)
 	if code != exitInvalid || !strings.Contains(errOut.String(), "interrupted; run the same command again to resume") {
 		t.Errorf("interrupted migrate: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestMigrateMeetsTheLock holds a data directory as serve does: migrate from it, into it
+// (as a SQLite end, or as the destination's --data) is refused with the lock's message,
+// exit 1, and nothing is written into it.
+func TestMigrateMeetsTheLock(t *testing.T) {
+	held, src := mustDemoStore(t), mustDemoStore(t)
+	empty := filepath.Join(t.TempDir(), "empty")
+	lock, err := lockDataDir(empty, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	heldLock, err := lockDataDir(held, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer heldLock.Close()
+	pid := strconv.Itoa(os.Getpid())
+	for _, tt := range []struct {
+		args []string
+		flag string // the flag the refusal names
+	}{
+		{[]string{"--from", "sqlite:" + held, "--to", "sqlite:" + filepath.Join(t.TempDir(), "copy")}, "--from sqlite:" + held},
+		{[]string{"--from", "sqlite:" + src, "--to", "sqlite:" + empty}, "--to sqlite:" + empty},
+		{[]string{"--from", "sqlite:" + src, "--to", "sqlite:" + filepath.Join(empty, "other.db")}, "--to sqlite:" + filepath.Join(empty, "other.db")},
+		{[]string{"--from", "sqlite:" + src, "--to", "sqlite:" + filepath.Join(t.TempDir(), "copy"), "--data", empty}, "--data " + empty},
+	} {
+		code, out, errOut := runMigrate(t, tt.args...)
+		if code != exitInvalid || !strings.Contains(errOut, tt.flag+": ") || !strings.Contains(errOut, "held by process "+pid) || !strings.Contains(errOut, "stop it before migrating") {
+			t.Errorf("migrate %v beside the lock: exit %d, stderr %q; want %d naming %s and pid %s", tt.args, code, errOut, exitInvalid, tt.flag, pid)
+		}
+		if out != "" {
+			t.Errorf("migrate %v beside the lock printed a summary:\n%s", tt.args, out)
+		}
+	}
+	for _, f := range []string{store.DBFile, "other.db"} {
+		if _, err := os.Stat(filepath.Join(empty, f)); err == nil {
+			t.Errorf("a refused migrate wrote %s into the held directory", f)
+		}
 	}
 }
