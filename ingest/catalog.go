@@ -342,7 +342,9 @@ func (s *Service) install(ctx context.Context, b *built, cat *Catalog, docs *Doc
 		s.refusal.Store(nil)
 	}
 	s.fallback.Store(nil)
-	s.persist.request(docs) // the last good copy, off the write path; none after Close
+	if !s.cfg.NoLastGood {
+		s.persist.request(docs) // the last good copy, off the write path; none after Close
+	}
 	if changed == nil {
 		s.previews.request(s.ctx, b.list) // copies the list's new preview images, in the background
 	}

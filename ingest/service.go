@@ -82,6 +82,13 @@ type Config struct {
 	// Preload, when set (StartPreload on the same store), holds the rows of the first
 	// build, read while the caller checked the list.
 	Preload *Preload
+	// NoLastGood keeps the documents this service builds out of the last good documents
+	// `registry serve` falls back to (lastgood.go): set by the commands that build them
+	// for themselves (registry export at a mirror's public URL, registry sync, which serves
+	// nothing), so that only serve, the one process hosts get them from, writes the
+	// documents hosts may be served later. The search table's digest (search.sum) is still
+	// written: the table holds no URL, and this service did write it.
+	NoLastGood bool
 }
 
 // Actor is who asks: resolved from a token by the caller.

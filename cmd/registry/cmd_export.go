@@ -52,6 +52,7 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 		return exitUsage
 	}
 	icfg.PublicURL, icfg.Blobs = trimSlash(*publicURL), blobs
+	icfg.NoLastGood = true // documents at the mirror's URL must never be what serve falls back to
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.DataDir, cfg.LogKey = st.Dir(), envDefault(c, "REGISTRY_LOG_KEY", "")
 	tl, err := openTransparencyLog(ctx, cfg, st, quiet) // the mirror carries the log and signed documents

@@ -116,6 +116,12 @@ func openService(ctx context.Context, cfg Config, log *slog.Logger) (svc *ingest
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// Only serve writes the last good documents: sync builds documents for its own
+	// publishes and serves none, at a --public-url that may not be serve's (its default,
+	// or a typo), and may run beside serve. The serve after it rebuilds from the store, so
+	// the last good documents it falls back to are at worst a valid index from before the
+	// sync.
+	icfg.NoLastGood = true
 	svc = ingest.New(st, list, icfg, log)
 	if err := svc.Rebuild(ctx); err != nil {
 		svc.Close()
