@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/pluginyard/registry/ingest"
+	"github.com/pluginyard/registry/translog"
 )
 
 var exportHelp = help{
@@ -17,7 +21,10 @@ var exportHelp = help{
 package and icon, at the paths the registry serves them, with every URL starting with
 --public-url. DIR holds exactly the new snapshot afterwards; a failed export leaves it as it
 was. Prints each file on stderr and a total on stdout.
-Exit status: 0 when written, 1 when the export failed, 2 on usage or I/O errors.`,
+The data directory must hold the log key (DIR/log.key, or REGISTRY_LOG_KEY): an export
+never creates one.
+Exit status: 0 when written, 1 when the export failed or the log key is missing, 2 on usage
+or I/O errors.`,
 	Example: "registry export --data /var/lib/registry --out ./mirror --public-url https://plugins.example.com",
 }
 
@@ -55,6 +62,14 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 	icfg.NoLastGood = true // documents at the mirror's URL must never be what serve falls back to
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.DataDir, cfg.LogKey = st.Dir(), envDefault(c, "REGISTRY_LOG_KEY", "")
+	// The key names the transparency log after the public URL of the registry that made
+	// it: an export, at a mirror's URL, only ever loads one.
+	keyFile := filepath.Join(cfg.DataDir, translog.KeyFile)
+	if _, err := os.Stat(keyFile); cfg.LogKey == "" && errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(c.stderr, "export: the log key is missing from %s, and an export never creates one (it would name the log after the mirror): "+
+			"restore %s from the backup of this data directory, or run `registry serve --data %s` once to create it\n", keyFile, translog.KeyFile, cfg.DataDir)
+		return exitInvalid
+	}
 	tl, err := openTransparencyLog(ctx, cfg, st, quiet) // the mirror carries the log and signed documents
 	if err != nil {
 		fmt.Fprintf(c.stderr, "export: %v\n", err)

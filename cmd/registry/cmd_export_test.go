@@ -91,3 +91,33 @@ func TestExportAndSyncKeepTheLastGoodDocuments(t *testing.T) {
 		t.Errorf("sync replaced the last good documents (-before +after):\n%s", diff)
 	}
 }
+
+// TestExportNeedsTheLogKey: a data directory restored without its log.key is refused, and
+// the export creates no key, which would name the registry's log after the mirror.
+func TestExportNeedsTheLogKey(t *testing.T) {
+	data := registryData(t)
+	key := filepath.Join(data, translog.KeyFile)
+	if err := os.Remove(key); err != nil {
+		t.Fatal(err)
+	}
+	before := files(t, data)
+	c, _, errOut := testCLI(map[string]string{"REGISTRY_DATA": data, "REGISTRY_PLUGINS": "testdata/sync/plugins.yaml"})
+	out := filepath.Join(t.TempDir(), "mirror")
+	if code := cmdExport(context.Background(), c, []string{"--out", out, "--public-url", "https://cdn.mirror.example"}); code != exitInvalid {
+		t.Fatalf("export without a log key: exit %d, want %d; stderr: %s", code, exitInvalid, errOut)
+	}
+	for _, want := range []string{"the log key is missing from " + key, "restore log.key from the backup", "`registry serve --data " + data + "` once"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+	if _, err := os.Stat(key); err == nil {
+		t.Errorf("the export created %s", key)
+	}
+	if diff := cmp.Diff(before, files(t, data)); diff != "" {
+		t.Errorf("the refused export changed the data directory (-before +after):\n%s", diff)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the refused export wrote %s", out)
+	}
+}
