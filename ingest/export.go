@@ -58,6 +58,11 @@ func (s *Service) Export(ctx context.Context, dir string, progress ExportProgres
 		return fmt.Errorf("ingest: export: %w", err)
 	}
 	defer os.RemoveAll(tmp) // gone already once swapped in
+	// MkdirTemp makes it 0700: the web server serving the mirror must read it, as every
+	// folder inside.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
+	}
 	files, err := s.writeSnapshot(ctx, tmp)
 	if err != nil {
 		return err

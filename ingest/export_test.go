@@ -160,6 +160,27 @@ func TestExportIsASnapshot(t *testing.T) {
 	assertNoLeftovers(t, out)
 }
 
+// TestExportIsReadableByAll: the mirror's folder is 0755, as the folders inside it, on a
+// first export and on one replacing a 0755 mirror.
+func TestExportIsReadableByAll(t *testing.T) {
+	svc := mustExportService(t, "hello-managed")
+	out := filepath.Join(t.TempDir(), "mirror")
+	for run := 1; run <= 2; run++ {
+		if err := svc.Export(context.Background(), out, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range []string{out, filepath.Join(out, "packages")} {
+			fi, err := os.Stat(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o755 {
+				t.Errorf("export %d: %s has mode %v, want 0755 (a web server must read the mirror)", run, dir, fi.Mode().Perm())
+			}
+		}
+	}
+}
+
 // TestFailedExportKeepsThePreviousOne damages a blob after a first export: the second
 // export fails its read-back check, and the first is still there, byte for byte.
 func TestFailedExportKeepsThePreviousOne(t *testing.T) {
