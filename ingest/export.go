@@ -37,23 +37,33 @@ type exportFile struct {
 // every file is read back and checked (packages and icons against the sha256 the store
 // records, index documents as JSON), and only then swapped in for dir. A failed export
 // leaves the previous one as it was. A non-empty dir that is not an earlier export (no
-// index.json) is refused rather than replaced.
+// index.json) is refused rather than replaced. When dir is a symlink, the folder it
+// points to is replaced and the link stays.
 func (s *Service) Export(ctx context.Context, dir string, progress ExportProgress) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("ingest: export: %w", err)
 	}
-	if err := replaceable(dir); err != nil {
+	// A symlink (mirror -> releases/current) is followed: the folder it names is replaced,
+	// and the link stays. Progress still names dir, the path the caller gave.
+	target, err := filepath.EvalSymlinks(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		target, err = dir, nil
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
+	}
+	if err := replaceable(target); err != nil {
 		return err
 	}
 	if err := s.Rebuild(ctx); err != nil {
 		return err
 	}
-	parent := filepath.Dir(dir)
+	parent := filepath.Dir(target)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("ingest: export: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-")
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(target)+".new-")
 	if err != nil {
 		return fmt.Errorf("ingest: export: %w", err)
 	}
@@ -70,7 +80,7 @@ func (s *Service) Export(ctx context.Context, dir string, progress ExportProgres
 	if err := verifySnapshot(tmp, files); err != nil {
 		return err
 	}
-	if err := swapDir(tmp, dir); err != nil {
+	if err := swapDir(tmp, target); err != nil {
 		return err
 	}
 	if progress != nil {

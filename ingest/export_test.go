@@ -181,6 +181,43 @@ func TestExportIsReadableByAll(t *testing.T) {
 	}
 }
 
+// TestExportThroughASymlink: an export to a symlink replaces the folder it points to,
+// twice, and the link stays a link to it.
+func TestExportThroughASymlink(t *testing.T) {
+	svc := mustExportService(t, "hello-managed")
+	base := t.TempDir()
+	target := filepath.Join(base, "releases", "current")
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "mirror")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	want := wantTree(t, svc)
+	for run := 1; run <= 2; run++ {
+		var reported []string
+		if err := svc.Export(context.Background(), link, func(path string, _ int64) { reported = append(reported, path) }); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("export %d: %s is no longer a symlink: %v %v", run, link, fi.Mode(), err)
+		}
+		if got, err := os.Readlink(link); err != nil || got != target {
+			t.Errorf("export %d: the link points to %q (%v), want %s", run, got, err, target)
+		}
+		if diff := cmp.Diff(want, tree(t, target)); diff != "" {
+			t.Errorf("export %d: the link's folder (-want +got):\n%s", run, diff)
+		}
+		for _, p := range reported {
+			if !strings.HasPrefix(p, link+string(filepath.Separator)) {
+				t.Errorf("export %d: progress reported %s, not under the given %s", run, p, link)
+			}
+		}
+		assertNoLeftovers(t, target)
+	}
+}
+
 // TestFailedExportKeepsThePreviousOne damages a blob after a first export: the second
 // export fails its read-back check, and the first is still there, byte for byte.
 func TestFailedExportKeepsThePreviousOne(t *testing.T) {

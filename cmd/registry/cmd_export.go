@@ -33,7 +33,7 @@ or I/O errors.`,
 // the new snapshot afterwards: nothing of an earlier export stays.
 func cmdExport(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags("export")
-	out := fs.String("out", "", "`DIR` of the mirror: replaced as a whole by the new, checked snapshot (a failed export leaves it as it was); required")
+	out := fs.String("out", "", "`DIR` of the mirror: replaced as a whole by the new, checked snapshot (a failed export leaves it as it was; a symlink stays, the folder it names is replaced); required")
 	publicURL := fs.String("public-url", envDefault(c, "REGISTRY_PUBLIC_URL", ""), "`URL` the mirror will be served at (REGISTRY_PUBLIC_URL); required")
 	plugins := fs.String("plugins", envDefault(c, "REGISTRY_PLUGINS", "./plugins.yaml"), "curated list `FILE` (REGISTRY_PLUGINS)")
 	st, blobs, pos, code := openBackends(ctx, c, fs, args)
