@@ -47,6 +47,10 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 	case len(pos) > 0:
 		return c.usageError("export", "expected no argument, found %q", strings.Join(pos, " "))
 	}
+	if err := checkHTTPURL(*publicURL); err != nil { // as serve checks its own
+		return c.usageError("export", "--public-url %q (REGISTRY_PUBLIC_URL): %s", *publicURL,
+			expected("an absolute http(s) URL such as https://plugins.example.com", err))
+	}
 	list, err := loadList(*plugins)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "export: %v\n", err)

@@ -121,3 +121,31 @@ func TestExportNeedsTheLogKey(t *testing.T) {
 		t.Errorf("the refused export wrote %s", out)
 	}
 }
+
+// TestExportChecksThePublicURL: export refuses the public URLs serve refuses (no scheme, a
+// query, a fragment, a space), naming the flag, and writes nothing.
+func TestExportChecksThePublicURL(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"plugins.example.com", `--public-url "plugins.example.com" (REGISTRY_PUBLIC_URL): expected an absolute http(s) URL such as https://plugins.example.com`},
+		{"ftp://plugins.example.com", `--public-url "ftp://plugins.example.com" (REGISTRY_PUBLIC_URL): expected an absolute http(s) URL`},
+		{"https://m.example.com/?x", "it has a query (?…), which a base URL cannot have (paths are appended to it): remove it"},
+		{"https://m.example.com/#top", "it has a fragment (#…)"},
+		{"https://m.example.com/sub path?x#y", "it has a space, a query (?…) and a fragment (#…)"},
+	}
+	data := registryData(t)
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			c, _, errOut := testCLI(map[string]string{"REGISTRY_DATA": data, "REGISTRY_PLUGINS": "testdata/sync/plugins.yaml"})
+			out := filepath.Join(t.TempDir(), "mirror")
+			if code := cmdExport(context.Background(), c, []string{"--out", out, "--public-url", tt.url}); code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, exitUsage, errOut)
+			}
+			if !strings.Contains(errOut.String(), tt.want) {
+				t.Errorf("stderr does not say %q:\n%s", tt.want, errOut)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("the refused export wrote %s", out)
+			}
+		})
+	}
+}

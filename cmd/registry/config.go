@@ -241,13 +241,49 @@ func checkWritableDir(dir string) error {
 	return nil
 }
 
-// checkHTTPURL accepts an absolute http or https URL with a host.
+// checkHTTPURL accepts an absolute http or https URL with a host, and without a space, a
+// query or a fragment: each URL set is a base other URLs are made from by appending a path
+// (PUBLIC_URL/index.json), which would land in the query or the fragment.
 func checkHTTPURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("not an absolute http(s) URL")
 	}
-	return nil
+	var has []string
+	if strings.ContainsAny(s, " \t\r\n") {
+		has = append(has, "a space")
+	}
+	if strings.Contains(s, "?") {
+		has = append(has, "a query (?…)")
+	}
+	if strings.Contains(s, "#") {
+		has = append(has, "a fragment (#…)")
+	}
+	if len(has) == 0 {
+		return nil
+	}
+	what, them := has[len(has)-1], "it"
+	if len(has) > 1 {
+		what, them = strings.Join(has[:len(has)-1], ", ")+" and "+what, "them"
+	}
+	return valueFix("it has " + what + ", which a base URL cannot have (paths are appended to it): remove " + them +
+		" (a space in a path may be percent-encoded as %20)")
+}
+
+// valueFix is a parse error that says what is wrong with a value and how to mend it;
+// expected shows it after the form the value must have.
+type valueFix string
+
+func (f valueFix) Error() string { return string(f) }
+
+// expected words why a value was refused: the form it must have and, when its parse said,
+// how to mend it.
+func expected(form string, err error) string {
+	var fix valueFix
+	if errors.As(err, &fix) {
+		return "expected " + form + "; " + string(fix)
+	}
+	return "expected " + form
 }
 
 // binder declares typed settings on a FlagSet: each is a flag plus the environment
@@ -286,7 +322,7 @@ func (s *setting) Set(v string) error {
 
 func (s *setting) apply(label, v string) {
 	if err := s.parse(strings.TrimSpace(v)); err != nil {
-		*s.problems = append(*s.problems, fmt.Errorf("%s: expected %s", label, s.form))
+		*s.problems = append(*s.problems, fmt.Errorf("%s: %s", label, expected(s.form, err)))
 		return
 	}
 	s.text = v

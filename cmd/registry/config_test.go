@@ -52,6 +52,13 @@ func TestServeRefusesMalformedSettings(t *testing.T) {
 			want: []string{`--trust-proxy "on" (REGISTRY_TRUST_PROXY): expected true or false`}},
 		{name: "URL from env", env: map[string]string{"REGISTRY_PUBLIC_URL": "plugins.example.com"},
 			want: []string{`REGISTRY_PUBLIC_URL="plugins.example.com" (--public-url): expected an absolute http(s) URL such as https://plugins.example.com`}},
+		{name: "URL with a query", args: []string{"--public-url", "https://plugins.example.com/?x=1"},
+			want: []string{`--public-url "https://plugins.example.com/?x=1" (REGISTRY_PUBLIC_URL): expected an absolute http(s) URL such as https://plugins.example.com; ` +
+				`it has a query (?…), which a base URL cannot have (paths are appended to it): remove it`}},
+		{name: "URL with an empty fragment", env: map[string]string{"REGISTRY_PUBLIC_URL": "https://plugins.example.com#"},
+			want: []string{`REGISTRY_PUBLIC_URL="https://plugins.example.com#" (--public-url): expected an absolute http(s) URL such as https://plugins.example.com; it has a fragment (#…)`}},
+		{name: "URL with a space, a query and a fragment", args: []string{"--public-url", "https://m.example.com/sub path?x#y"},
+			want: []string{`it has a space, a query (?…) and a fragment (#…), which a base URL cannot have (paths are appended to it): remove them (a space in a path may be percent-encoded as %20)`}},
 		{name: "URL from flag", args: []string{"--github-api", "ftp://api.example.com"},
 			want: []string{`--github-api "ftp://api.example.com" (REGISTRY_GITHUB_API): expected an absolute http(s) URL`}},
 		{name: "URL or off", args: []string{"--oidc-issuer", "of"},
