@@ -21,7 +21,7 @@ var exportHelp = help{
 package and icon, at the paths the registry serves them, with every URL starting with
 --public-url. DIR holds exactly the new snapshot afterwards; a failed export leaves it as it
 was. Prints each file on stderr and a total on stdout.
-The data directory must hold the log key (DIR/log.key, or REGISTRY_LOG_KEY): an export
+The data directory must hold its log key (log.key there, or REGISTRY_LOG_KEY): an export
 never creates one.
 Exit status: 0 when written, 1 when the export failed or the log key is missing, 2 on usage
 or I/O errors.`,
