@@ -87,6 +87,12 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 		return checking.fail(err)
 	}
 	defer lock.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return checking.fail(listenError(cfg.Addr, err))
+	}
+	defer ln.Close()
+	cfg.listening(ln.Addr())
 	var (
 		list *index.List
 		dm   *demo // nil without --demo
@@ -99,11 +105,6 @@ func serve(ctx context.Context, c *cli, cfg Config) error {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return checking.fail(listenError(cfg.Addr, err))
-	}
-	defer ln.Close()
 	if err := cfg.backends().blobsWithoutDatabase(cfg.DataDir); err != nil {
 		return checking.fail(err)
 	}

@@ -189,3 +189,55 @@ func TestServeRefusesBlobsWithoutTheirDatabase(t *testing.T) {
 		t.Errorf("the refused start made a database: %v", err)
 	}
 }
+
+// TestServeOnPortZero: with --addr HOST:0 and no --public-url, the public URL, the
+// documents' URLs and the transparency log's name carry the port the system chose, not 0.
+func TestServeOnPortZero(t *testing.T) {
+	data := t.TempDir()
+	c, out, errOut := testCLI(map[string]string{"REGISTRY_ADMIN_TOKEN": "admin-secret-of-at-least-32-characters"})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	go func() {
+		done <- cmdServe(ctx, c, []string{"--addr", "127.0.0.1:0", "--data", data, "--plugins", "../../plugins.yaml", "--sync-interval", "0", "--oidc-issuer", "off"})
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("serve exit %d; stderr:\n%s", code, errOut)
+		}
+	}()
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(out.String(), "registry serving") {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d; stderr:\n%s", code, errOut)
+		case <-deadline:
+			t.Fatalf("not serving after 30 s; stderr:\n%s", errOut)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	var public, listening string
+	if _, err := fmt.Sscanf(out.String()[strings.Index(out.String(), "registry serving"):], "registry serving %s (listening on %s", &public, &listening); err != nil {
+		t.Fatalf("serving line: %v\n%s", err, out)
+	}
+	listening = strings.TrimSuffix(listening, ",")
+	if public != "http://"+listening || strings.HasSuffix(public, ":0") {
+		t.Fatalf("public URL %s while listening on %s", public, listening)
+	}
+	res, err := http.Get(public + "/index.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var doc struct{ Source struct{ URL string } }
+	if err := json.NewDecoder(res.Body).Decode(&doc); err != nil || doc.Source.URL != public+"/index.json" {
+		t.Errorf("index.json source url %q (%v), want %s/index.json", doc.Source.URL, err, public)
+	}
+	key, err := os.ReadFile(filepath.Join(data, "log.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name := strings.TrimPrefix(public, "http://") + "/log"; !strings.Contains(string(key), name) {
+		t.Errorf("log key %q does not name %s", key, name)
+	}
+}

@@ -47,6 +47,9 @@ type Config struct {
 	OIDCIssuer   string
 	OIDCAudience string
 
+	urlHost       string // the public URL's host when it is derived from an --addr of port 0
+	audienceIsURL bool   // OIDCAudience is the public URL (no --oidc-audience)
+
 	GitHubAPI    string
 	GitHubToken  string
 	SyncInterval time.Duration
@@ -162,10 +165,14 @@ func (cfg *Config) validate() error {
 			host = "127.0.0.1"
 		}
 		cfg.PublicURL = "http://" + net.JoinHostPort(host, port)
+		if port == "0" {
+			cfg.urlHost = host // the port is the one the system chooses (listening)
+		}
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if cfg.OIDCAudience == "" {
 		cfg.OIDCAudience = cfg.PublicURL
+		cfg.audienceIsURL = true
 	}
 	if err := checkWritableDir(cfg.DataDir); err != nil {
 		errs = append(errs, err)
@@ -185,6 +192,20 @@ func (cfg *Config) validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// listening puts the port the system chose for an --addr of port 0 into the public URL
+// derived from --addr, and into the OIDC audience derived from that URL: without it, every
+// URL of the documents and the transparency log's name said port 0.
+func (cfg *Config) listening(addr net.Addr) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if cfg.urlHost == "" || !ok {
+		return
+	}
+	cfg.PublicURL = "http://" + net.JoinHostPort(cfg.urlHost, strconv.Itoa(tcp.Port))
+	if cfg.audienceIsURL {
+		cfg.OIDCAudience = cfg.PublicURL
+	}
 }
 
 // backends are the --database and --blobs of cfg.
