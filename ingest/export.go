@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // ExportProgress is told about each file an export writes.
@@ -53,6 +54,9 @@ func (s *Service) Export(ctx context.Context, dir string, progress ExportProgres
 	if err != nil {
 		return fmt.Errorf("ingest: export: %w", err)
 	}
+	if err := cleanStale(target); err != nil {
+		return err
+	}
 	if err := replaceable(target); err != nil {
 		return err
 	}
@@ -86,6 +90,43 @@ func (s *Service) Export(ctx context.Context, dir string, progress ExportProgres
 	if progress != nil {
 		for _, f := range files {
 			progress(filepath.Join(dir, f.rel), f.n)
+		}
+	}
+	return nil
+}
+
+// cleanStale removes what an export killed part-way left beside target, which nothing
+// else removes: a new tree never swapped in (.BASE.new-*) and a previous export moved aside
+// (.BASE.new-*.old). A previous export moved aside while target is absent (a kill between
+// swapDir's two renames) is the only copy: it is put back first.
+func cleanStale(target string) error {
+	parent, prefix := filepath.Dir(target), "."+filepath.Base(target)+".new-"
+	ents, err := os.ReadDir(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: export: %w", err)
+	}
+	var stale []string
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		path := filepath.Join(parent, e.Name())
+		if strings.HasSuffix(e.Name(), ".old") {
+			if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
+				if err := os.Rename(path, target); err != nil {
+					return fmt.Errorf("ingest: export: put back the previous export %s: %w", path, err)
+				}
+				continue
+			}
+		}
+		stale = append(stale, path)
+	}
+	for _, path := range stale {
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("ingest: export: remove %s, left by an interrupted export: %w", path, err)
 		}
 	}
 	return nil

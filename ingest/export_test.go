@@ -309,3 +309,58 @@ func assertNoLeftovers(t *testing.T, out string) {
 		}
 	}
 }
+
+// TestExportCleansWhatAKilledExportLeft: a new tree never swapped in and a previous export
+// moved aside are removed by the next export; a previous export moved aside while the
+// mirror is absent (killed between the two renames) is put back first, and an export that
+// then fails leaves it in place.
+func TestExportCleansWhatAKilledExportLeft(t *testing.T) {
+	svc := mustExportService(t, "hello-managed")
+	parent := t.TempDir()
+	out := filepath.Join(parent, "mirror")
+	if err := svc.Export(context.Background(), out, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := tree(t, out)
+	for _, stale := range []string{".mirror.new-1", ".mirror.new-2.old", ".other.new-3"} {
+		if err := os.MkdirAll(filepath.Join(parent, stale, "packages"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.Export(context.Background(), out, nil); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		ents, err := os.ReadDir(parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		return got
+	}
+	if diff := cmp.Diff([]string{".other.new-3", "mirror"}, names()); diff != "" {
+		t.Errorf("beside the mirror after an export (-want +got):\n%s", diff)
+	}
+
+	// Killed between the renames: the mirror is at .mirror.new-4.old, and a new tree beside it.
+	if err := os.Rename(out, filepath.Join(parent, ".mirror.new-4.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(parent, ".mirror.new-4"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // this export fails after the clean-up
+	if err := svc.Export(ctx, out, nil); err == nil {
+		t.Fatal("an export with a cancelled context succeeded")
+	}
+	if diff := cmp.Diff(first, tree(t, out)); diff != "" {
+		t.Errorf("the previous export was not put back (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{".other.new-3", "mirror"}, names()); diff != "" {
+		t.Errorf("beside the mirror after the put-back (-want +got):\n%s", diff)
+	}
+}
