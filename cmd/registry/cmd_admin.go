@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -428,6 +430,9 @@ func restore(ctx context.Context, c *cli, dir, dst, snapshot string, force bool)
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
 		_ = os.Remove(tmp + suffix) // what the check may have left beside the copy
 	}
+	if err := takeOwnership(tmp, dst, dir); err != nil {
+		return fmt.Errorf("%w; %s", err, kept)
+	}
 	for _, suffix := range []string{"-wal", "-shm"} {
 		_ = os.Remove(dst + suffix)
 	}
@@ -447,6 +452,38 @@ func restore(ctx context.Context, c *cli, dir, dst, snapshot string, force bool)
 	if len(missing) > 0 {
 		fmt.Fprintf(c.stdout, "warning: %s the database lists are missing from %s; copy the blobs folder from the backup\n",
 			plural(len(missing), "blob"), filepath.Join(dir, "blobs"))
+	}
+	return nil
+}
+
+// takeOwnership gives restore's copy the owner, group and mode of the database it
+// replaces, or when there is none the owner and group of the data directory: a restore run
+// as root left a root-owned database the registry's own user could not open.
+func takeOwnership(tmp, dst, dir string) error {
+	mode := fs.FileMode(0o640) // the copy's, when no database is replaced
+	ref, err := os.Stat(dst)
+	switch {
+	case err == nil:
+		mode = ref.Mode().Perm()
+	case errors.Is(err, fs.ErrNotExist):
+		if ref, err = os.Stat(dir); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		return err
+	}
+	want, ok := ref.Sys().(*syscall.Stat_t)
+	got, err := os.Stat(tmp)
+	if err != nil || !ok {
+		return err
+	}
+	if have := got.Sys().(*syscall.Stat_t); have.Uid != want.Uid || have.Gid != want.Gid {
+		if err := os.Chown(tmp, int(want.Uid), int(want.Gid)); err != nil {
+			return fmt.Errorf("give the restored database the owner of %s (uid %d, gid %d): %w; run restore as that user, or as root", ref.Name(), want.Uid, want.Gid, err)
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pluginyard/registry/examples"
@@ -317,5 +318,40 @@ func TestRestoreDatabaseFlag(t *testing.T) {
 	}
 	if _, err := os.Stat(data); err == nil {
 		t.Errorf("restore into PostgreSQL made %s", data)
+	}
+}
+
+// TestRestoreKeepsTheDatabasesOwner: the restored database has the mode, owner and group
+// of the one it replaces (restore run as root left it root's, which the registry's user
+// could not open).
+func TestRestoreKeepsTheDatabasesOwner(t *testing.T) {
+	dir := mustDemoStore(t)
+	ctx := context.Background()
+	snap := filepath.Join(t.TempDir(), "snap.db")
+	c, _, errOut := testCLI(nil)
+	if code := cmdBackup(ctx, c, []string{"--data", dir, "--out", snap}); code != exitOK {
+		t.Fatalf("backup: %d %s", code, errOut)
+	}
+	db := filepath.Join(dir, store.DBFile)
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 { // only root can give a file away: then the test gives it to nobody
+		uid, gid = 65534, 65534
+		if err := os.Chown(db, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(db, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := cmdRestore(ctx, c, []string{"--data", dir, "--force", snap}); code != exitOK {
+		t.Fatalf("restore: %d %s", code, errOut)
+	}
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode().Perm() != 0o600 || int(st.Uid) != uid || int(st.Gid) != gid {
+		t.Errorf("restored database: mode %v, owner %d:%d; want 0600, %d:%d", fi.Mode().Perm(), st.Uid, st.Gid, uid, gid)
 	}
 }
