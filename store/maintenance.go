@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // CollectGarbage removes interrupted temporary writes and blob files that no committed row
@@ -146,4 +149,53 @@ func CheckSnapshot(ctx context.Context, path string) error {
 		return fmt.Errorf("it is damaged (quick_check: %s)", check)
 	}
 	return nil
+}
+
+// dbCheckMax is the most problems CheckDatabase reports; SQLite stops there too.
+const dbCheckMax = 20
+
+// CheckDatabase reads every page of the SQLite database (PRAGMA quick_check) and returns
+// the problems it finds, none when the database is sound. A damaged page can go unnoticed
+// for long: only the queries that read it fail. PostgreSQL checks its own pages (checksums,
+// amcheck): there it returns none.
+func (s *Store) CheckDatabase(ctx context.Context) ([]string, error) {
+	if s.dialect == Postgres {
+		return nil, nil
+	}
+	rows, err := s.r.QueryContext(ctx, fmt.Sprintf("PRAGMA quick_check(%d)", dbCheckMax))
+	if err != nil {
+		if isCorrupt(err) { // damaged where the check itself starts (a table's root page)
+			return []string{err.Error()}, nil
+		}
+		return nil, fmt.Errorf("store: check the database: %w", err)
+	}
+	defer rows.Close()
+	var probs []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("store: check the database: %w", err)
+		}
+		if p != "ok" {
+			probs = append(probs, p)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if !isCorrupt(err) {
+			return nil, fmt.Errorf("store: check the database: %w", err)
+		}
+		return append(probs, err.Error()), nil // a page too damaged to read is a finding too
+	}
+	return probs, nil
+}
+
+// isCorrupt reports whether err is SQLite's word that the database file is damaged
+// (SQLITE_CORRUPT, SQLITE_NOTADB), rather than that a statement failed.
+func isCorrupt(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff // the primary code of an extended one
+	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
 }

@@ -16,15 +16,18 @@ type fsckReport struct {
 	Blobs    int                 `json:"blobs"`
 	Bytes    int64               `json:"bytes"`
 	Problems []store.BlobProblem `json:"problems"`
+	// Database lists what SQLite's quick_check found wrong in the database's pages.
+	Database []string `json:"database"`
 }
 
 var fsckHelp = help{
 	Summary: "re-hash every blob against the database; report missing, corrupt and orphan blobs",
 	Usage:   "registry fsck [--data DIR] [--database URL] [--blobs URL] [--json]",
 	About: `Reads every blob of the blob store (--blobs; the data directory's by default), compares its sha256 and size with the database, and
-lists the missing, corrupt, unreadable and orphan ones with the releases that use them.
+lists the missing, corrupt, unreadable and orphan ones with the releases that use them. On SQLite it also reads every page
+of the database (quick_check) and lists the damage it finds.
 It only reads, so it may run beside ` + "`registry serve`" + `; progress goes to stderr.
-Exit status: 0 when every blob matches, 1 when there is a problem, 2 on usage or I/O errors.`,
+Exit status: 0 when every blob matches and the database is sound, 1 when there is a problem, 2 on usage or I/O errors.`,
 	Example: "registry fsck --data /var/lib/registry",
 }
 
@@ -49,7 +52,12 @@ func cmdFsck(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "fsck: %v\n", err)
 		return exitUsage
 	}
-	rep := fsckReport{Blobs: last.Total, Bytes: last.TotalBytes, Problems: probs}
+	dbProbs, err := st.CheckDatabase(ctx)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "fsck: %v\n", err)
+		return exitUsage
+	}
+	rep := fsckReport{Blobs: last.Total, Bytes: last.TotalBytes, Problems: probs, Database: dbProbs}
 	if *asJSON {
 		if code := writeJSON(c.stdout, rep); code != exitOK {
 			return code
@@ -57,7 +65,7 @@ func cmdFsck(ctx context.Context, c *cli, args []string) int {
 	} else {
 		printFsck(c.stdout, rep)
 	}
-	if len(probs) > 0 {
+	if len(probs) > 0 || len(dbProbs) > 0 {
 		return exitInvalid
 	}
 	return exitOK
@@ -76,6 +84,13 @@ func fsckProgress(w io.Writer, now func() time.Time, every time.Duration) func(s
 }
 
 func printFsck(w io.Writer, rep fsckReport) {
+	if len(rep.Database) > 0 {
+		fmt.Fprintf(w, "fsck: the database is damaged (SQLite quick_check):\n")
+		for _, p := range rep.Database {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+		fmt.Fprintf(w, "  restore it from a backup with the registry stopped (registry restore --force SNAPSHOT), then run fsck again\n")
+	}
 	counts := map[string]int{}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, p := range rep.Problems {

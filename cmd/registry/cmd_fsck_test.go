@@ -173,3 +173,38 @@ func flipByte(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestFsckReportsADamagedDatabase: a database page overwritten on disk (the file opens,
+// and only the queries reading that page would fail) is reported with the fix, exit 1.
+func TestFsckReportsADamagedDatabase(t *testing.T) {
+	dir := mustDemoStore(t)
+	db := filepath.Join(dir, store.DBFile)
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	if len(data) < 8*page {
+		t.Fatalf("the database has %d bytes, want pages to damage", len(data))
+	}
+	last := len(data)/page - 1
+	for i := 0; i < 64; i++ {
+		data[last*page+i] = 0xff // the page's b-tree header
+	}
+	if err := os.WriteFile(db, data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	c, out, errOut := testCLI(nil)
+	if code := cmdFsck(context.Background(), c, []string{"--data", dir}); code != exitInvalid {
+		t.Fatalf("fsck on a damaged database: exit %d, want %d\n%s%s", code, exitInvalid, out, errOut)
+	}
+	if !strings.Contains(out.String(), "the database is damaged") || !strings.Contains(out.String(), "registry restore --force SNAPSHOT") {
+		t.Errorf("stdout does not report the damage and the fix:\n%s", out)
+	}
+	c, out, _ = testCLI(nil)
+	cmdFsck(context.Background(), c, []string{"--data", dir, "--json"})
+	var rep fsckReport
+	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil || len(rep.Database) == 0 {
+		t.Errorf("--json database problems %v (%v):\n%s", rep.Database, err, out)
+	}
+}
