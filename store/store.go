@@ -16,11 +16,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pluginyard/registry/migrations"
 
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Sentinel errors callers map to outcomes.
@@ -110,19 +112,62 @@ func openSQLite(ctx context.Context, path, dataDir string) (*Store, error) {
 		return nil, fmt.Errorf("store: database folder %s: %w", filepath.Dir(path), err)
 	}
 	if s.w, err = openDB(path, false); err != nil {
-		return nil, err
+		return nil, sqliteAdvice(path, err)
 	}
 	s.w.SetMaxOpenConns(1)
 	if err := s.start(ctx); err != nil {
 		_ = s.w.Close()
-		return nil, err
+		return nil, sqliteAdvice(path, err)
 	}
 	if s.r, err = openDB(path, true); err != nil {
 		_ = s.w.Close()
-		return nil, err
+		return nil, sqliteAdvice(path, err)
 	}
 	s.r.SetMaxOpenConns(8)
 	return s, nil
+}
+
+// sqliteAdvice adds to an error opening the SQLite database at path what is wrong with the
+// file and the fix, when SQLite's own words ("unable to open database file", "database disk
+// image is malformed") say neither.
+func sqliteAdvice(path string, err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w: %s is damaged or not a registry database; restore it from a backup with the registry stopped (registry restore --force SNAPSHOT)", err, path)
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+		return fmt.Errorf("%w: %s", err, accessAdvice(path))
+	}
+	return err
+}
+
+// accessAdvice says why this process may not open path and its folder for reading and
+// writing (SQLite also writes path-wal and path-shm beside it), and how to fix it.
+func accessAdvice(path string) string {
+	who := fmt.Sprintf("this process runs as uid %d", os.Geteuid())
+	for _, p := range []string{path, filepath.Dir(path)} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Sprintf("%s cannot be read: %v", p, err)
+		}
+		if p == path && fi.IsDir() {
+			return path + " is a folder, not a database file: name the file (sqlite:PATH) or move the folder away"
+		}
+		if syscall.Access(p, 0o6) != nil { // R_OK|W_OK
+			owner := ""
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				owner = fmt.Sprintf(", owned by uid %d gid %d", st.Uid, st.Gid)
+			}
+			return fmt.Sprintf("%s is not readable and writable here (mode %v%s; %s): give it to the registry's user (chown), or run the registry as its owner", p, fi.Mode().Perm(), owner, who)
+		}
+	}
+	return "check that the file and its folder are readable and writable by " + who
 }
 
 func openPostgresStore(ctx context.Context, dsn, dataDir string) (*Store, error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +91,37 @@ func TestDataDirectoryNamesAreLiteral(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(base, name, store.DBFile)); err != nil {
 			t.Errorf("data directory %s: %v", name, err)
 		}
+	}
+}
+
+// TestOpenSaysWhatIsWrongWithTheFile: a database file SQLite cannot use gets the cause and
+// the fix beside SQLite's own words.
+func TestOpenSaysWhatIsWrongWithTheFile(t *testing.T) {
+	sqliteOnly(t, "the SQLite database file")
+	for name, tt := range map[string]struct {
+		plant func(path string) error
+		want  string
+	}{
+		"garbage": {func(path string) error {
+			return os.WriteFile(path, []byte(strings.Repeat("not a database\n", 500)), 0o600)
+		},
+			"is damaged or not a registry database; restore it from a backup with the registry stopped (registry restore --force SNAPSHOT)"},
+		"a folder": {func(path string) error { return os.Mkdir(path, 0o750) }, "is a folder, not a database file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := tt.plant(filepath.Join(dir, store.DBFile)); err != nil {
+				t.Fatal(err)
+			}
+			s, err := store.Open(context.Background(), dir)
+			if err == nil {
+				s.Close()
+				t.Fatal("opened")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not say %q", err, tt.want)
+			}
+		})
 	}
 }
 
