@@ -102,6 +102,10 @@ func (c *copier) copyBlobs(ctx context.Context) ([]copyBlob, error) {
 	return blobs, err
 }
 
+// SpoolPattern names Copy's spool files (os.CreateTemp, filepath.Glob): the caller that
+// holds the destination removes those a killed copy left.
+const SpoolPattern = "migrate-*"
+
 // copyOneBlob reads b from the source into a spool file, checking its sha256 on the way,
 // and puts that file into the destination.
 func (c *copier) copyOneBlob(ctx context.Context, b copyBlob) error {
@@ -110,7 +114,7 @@ func (c *copier) copyOneBlob(ctx context.Context, b copyBlob) error {
 		return fmt.Errorf("store: copy: source blob %s (%d bytes): %w (run registry fsck on the source)", b.sha, b.size, err)
 	}
 	defer r.Close()
-	f, err := os.CreateTemp(c.opt.SpoolDir, "migrate-*")
+	f, err := os.CreateTemp(c.opt.SpoolDir, SpoolPattern)
 	if err != nil {
 		return fmt.Errorf("store: copy: spool blob %s: %w", b.sha, err)
 	}

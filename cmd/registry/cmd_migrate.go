@@ -87,6 +87,12 @@ func cmdMigrate(ctx context.Context, c *cli, args []string) int {
 	if err := os.MkdirAll(spool, 0o750); err != nil {
 		return c.usageError("migrate", "--data %s: %v", to.DataDir, err)
 	}
+	// A killed migrate leaves the blob it was spooling; with the lock held none is in use.
+	if stale, err := filepath.Glob(filepath.Join(spool, store.SpoolPattern)); err == nil {
+		for _, f := range stale {
+			_ = os.Remove(f)
+		}
+	}
 	p := newMigrateProgress(c.stderr)
 	rep, err := store.Copy(ctx, from, to, store.CopyOptions{BatchRows: o.batch, SpoolDir: spool, Progress: p.report})
 	p.flush()

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -46,9 +48,19 @@ func runMigrate(t *testing.T, args ...string) (code int, stdout, stderr string) 
 func TestMigrateSQLiteToSQLite(t *testing.T) {
 	src := mustDemoStore(t)
 	dst := filepath.Join(t.TempDir(), "copy")
+	killed := filepath.Join(dst, "spool", "migrate-123") // what a killed migrate left
+	if err := os.MkdirAll(filepath.Dir(killed), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(killed, []byte("half a blob"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut := runMigrate(t, "--from", "sqlite:"+src, "--to", "sqlite:"+dst)
 	if code != exitOK {
 		t.Fatalf("migrate: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(killed); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the spool file a killed migrate left is still there: %v", err)
 	}
 	for _, want := range []string{"migrate: blobs ", "migrate: rows of releases", "migrate: verified releases", "migrate: verify blobs "} {
 		if !strings.Contains(errOut, want) {
