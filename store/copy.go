@@ -246,7 +246,7 @@ func openCopyDB(ctx context.Context, end CopyEnd, write bool) (*sql.DB, Dialect,
 			return nil, 0, fmt.Errorf("store: copy: the source %s has no registry database (%w): name the data directory or file `registry serve` uses", end.Database, err)
 		}
 	}
-	st, err := copyOpenStore(ctx, end.Database, end.DataDir)
+	st, err := copyOpenStore(ctx, end.Database, end.DataDir, write)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: copy: open %s: %w", hidePassword(end.Database), err)
 	}
@@ -376,8 +376,9 @@ func (c *copier) emit(update func(p *CopyProgress)) {
 }
 
 // copyOpenStore opens a store by URL, applying its migrations; a sqlite: URL naming a data
-// directory opens its registry.db.
-func copyOpenStore(ctx context.Context, database, dataDir string) (*Store, error) {
+// directory opens its registry.db. The destination (write) may hold this copy unfinished;
+// begin checks that the copy is of the same source. A source holding one is refused.
+func copyOpenStore(ctx context.Context, database, dataDir string, write bool) (*Store, error) {
 	if file, ok := CopyDatabaseFile(database); ok {
 		if dataDir == "" {
 			dataDir = filepath.Dir(file)
@@ -387,5 +388,5 @@ func copyOpenStore(ctx context.Context, database, dataDir string) (*Store, error
 	if dataDir == "" {
 		return nil, fmt.Errorf("store: copy: %s: no local data directory given", hidePassword(database))
 	}
-	return OpenURL(ctx, database, dataDir)
+	return openURL(ctx, database, dataDir, write)
 }

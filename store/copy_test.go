@@ -253,6 +253,55 @@ func TestCopyRefusesAnotherSource(t *testing.T) {
 	}
 }
 
+// TestOpenRefusesUnfinishedCopy: a destination a copy was interrupted in is refused by
+// OpenURL and Open (what serve and every command writing through the store open it with),
+// naming the source and the fix, before anything writes to it; the copy run again still
+// resumes and finishes it, and the verified copy opens.
+func TestOpenRefusesUnfinishedCopy(t *testing.T) {
+	for name, openTo := range map[string]func(testing.TB) copyEnd{"sqlite": openSQLiteEnd, "postgres": openPostgresEnd} {
+		t.Run(name, func(t *testing.T) {
+			from, to := openSQLiteEnd(t), openTo(t)
+			seedCatalogue(t, from, 9, 256)
+			if _, err := interruptAt(t, from, to, func(p store.CopyProgress) bool { return p.Phase == "rows" && p.Table == "releases" }); !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted copy: %v", err)
+			}
+			source := "sqlite:" + filepath.Join(from.dir, store.DBFile)
+			opens := map[string]func() (*store.Store, error){
+				"OpenURL": func() (*store.Store, error) { return store.OpenURL(context.Background(), to.url, to.dir) },
+			}
+			if name == "sqlite" {
+				opens["Open"] = func() (*store.Store, error) { return store.Open(context.Background(), to.dir) }
+			}
+			for how, open := range opens {
+				st, err := open()
+				if err == nil {
+					_ = st.Close()
+					t.Fatalf("%s opened an unfinished copy", how)
+				}
+				var unfinished *store.UnfinishedCopyError
+				if !errors.As(err, &unfinished) || unfinished.Source != source {
+					t.Fatalf("%s: %v, want an UnfinishedCopyError naming %s", how, err, source)
+				}
+				want := store.RuleUnfinishedCopy + ": this database is an unfinished copy of " + source + " made by `registry migrate`; run the same migrate command again to finish it"
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: %q does not say %q", how, err, want)
+				}
+			}
+			rep := mustCopy(t, from, to, store.CopyOptions{BatchRows: 3})
+			if !rep.Resumed {
+				t.Error("the copy run after the refused opens did not resume")
+			}
+			assertSameTables(t, from, to)
+			assertNoCheckpoint(t, to)
+			st, err := store.OpenURL(context.Background(), to.url, to.dir)
+			if err != nil {
+				t.Fatalf("open the verified copy: %v", err)
+			}
+			_ = st.Close()
+		})
+	}
+}
+
 // TestCopyRefusesMissingSource: a sqlite: source without a database is refused, not
 // created empty and copied.
 func TestCopyRefusesMissingSource(t *testing.T) {

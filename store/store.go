@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -53,27 +54,34 @@ type Store struct {
 // Open opens (creating if needed) the database and blob folder under dir and applies any
 // pending migrations.
 func Open(ctx context.Context, dir string) (*Store, error) {
-	return openSQLite(ctx, filepath.Join(dir, DBFile), dir)
+	return openSQLite(ctx, filepath.Join(dir, DBFile), dir, false)
 }
 
 // OpenURL opens the database of databaseURL, with dataDir as this process's local state
 // (the blob folder, locks): "sqlite:PATH" is the SQLite database file PATH (what Open
 // opens with PATH = dataDir/registry.db); "postgres://…" or "postgresql://…" a PostgreSQL
 // database, which several replicas may share. Pending migrations are applied, once even
-// when replicas start together.
+// when replicas start together. A database holding an unfinished copy (UnfinishedCopyError)
+// is refused; only the copy itself opens it.
 func OpenURL(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
+	return openURL(ctx, databaseURL, dataDir, false)
+}
+
+// openURL is OpenURL; unfinishedCopy admits a database that holds an unfinished copy, for
+// the copy that is finishing it.
+func openURL(ctx context.Context, databaseURL, dataDir string, unfinishedCopy bool) (*Store, error) {
 	d, ok := dialectOf(databaseURL)
 	if !ok {
 		return nil, fmt.Errorf("store: database URL %q: want sqlite:PATH or postgres://user@host:port/database", hidePassword(databaseURL))
 	}
 	if d == Postgres {
-		return openPostgresStore(ctx, databaseURL, dataDir)
+		return openPostgresStore(ctx, databaseURL, dataDir, unfinishedCopy)
 	}
 	path := strings.TrimPrefix(databaseURL, "sqlite:")
 	if path == "" {
 		return nil, fmt.Errorf("store: database URL %q names no file; write sqlite:PATH, e.g. sqlite:%s", databaseURL, filepath.Join(dataDir, DBFile))
 	}
-	return openSQLite(ctx, path, dataDir)
+	return openSQLite(ctx, path, dataDir, unfinishedCopy)
 }
 
 // hidePassword is databaseURL without a password, for an error message.
@@ -103,7 +111,7 @@ func newStore(dataDir string) (*Store, error) {
 	return &Store{Blobs: blobs, dir: dataDir, now: func() time.Time { return time.Now().UTC() }}, nil
 }
 
-func openSQLite(ctx context.Context, path, dataDir string) (*Store, error) {
+func openSQLite(ctx context.Context, path, dataDir string, unfinishedCopy bool) (*Store, error) {
 	s, err := newStore(dataDir)
 	if err != nil {
 		return nil, err
@@ -115,7 +123,7 @@ func openSQLite(ctx context.Context, path, dataDir string) (*Store, error) {
 		return nil, sqliteAdvice(path, err)
 	}
 	s.w.SetMaxOpenConns(1)
-	if err := s.start(ctx); err != nil {
+	if err := s.start(ctx, unfinishedCopy); err != nil {
 		_ = s.w.Close()
 		return nil, sqliteAdvice(path, err)
 	}
@@ -170,7 +178,7 @@ func accessAdvice(path string) string {
 	return "check that the file and its folder are readable and writable by " + who
 }
 
-func openPostgresStore(ctx context.Context, dsn, dataDir string) (*Store, error) {
+func openPostgresStore(ctx context.Context, dsn, dataDir string, unfinishedCopy bool) (*Store, error) {
 	s, err := newStore(dataDir)
 	if err != nil {
 		return nil, err
@@ -179,19 +187,60 @@ func openPostgresStore(ctx context.Context, dsn, dataDir string) (*Store, error)
 		return nil, err
 	}
 	s.r, s.dialect, s.writing = s.w, Postgres, make(chan struct{}, 1)
-	if err := s.start(ctx); err != nil {
+	if err := s.start(ctx, unfinishedCopy); err != nil {
 		_ = s.w.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// start brings the schema up to date and the transparency log level with the releases.
-func (s *Store) start(ctx context.Context) error {
+// start brings the schema up to date and the transparency log level with the releases. A
+// database holding an unfinished copy is refused before anything writes to it, unless
+// unfinishedCopy admits it (the copy itself).
+func (s *Store) start(ctx context.Context, unfinishedCopy bool) error {
 	if err := s.migrate(ctx); err != nil {
 		return err
 	}
+	if !unfinishedCopy {
+		if err := s.refuseUnfinishedCopy(ctx); err != nil {
+			return err
+		}
+	}
 	return s.backfillLog(ctx)
+}
+
+// UnfinishedCopyError is a database `registry migrate` is still copying into: its marker
+// stays in the meta table until the copy is verified. Serving from it would serve a partial
+// catalogue, and writing to it (the start-up sweep, a rebuilt log) would break the copy's
+// resume (rule migrate.unfinished).
+type UnfinishedCopyError struct {
+	Source string // the copy's source, as its marker names it
+}
+
+// RuleUnfinishedCopy is the rule id of UnfinishedCopyError.
+const RuleUnfinishedCopy = "migrate.unfinished"
+
+func (e *UnfinishedCopyError) Error() string {
+	return fmt.Sprintf("%s: this database is an unfinished copy of %s made by `registry migrate`; run the same migrate command again to finish it (nothing may serve from it before it is verified)",
+		RuleUnfinishedCopy, e.Source)
+}
+
+// refuseUnfinishedCopy returns an UnfinishedCopyError when the database holds a copy's
+// marker.
+func (s *Store) refuseUnfinishedCopy(ctx context.Context) error {
+	var raw string
+	err := s.w.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = '"+copySourceKey+"'").Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: read the meta table for an unfinished copy: %w", err)
+	}
+	var m copyMark
+	if json.Unmarshal([]byte(raw), &m) != nil || m.Source == "" {
+		m.Source = "another database" // an unreadable marker still marks an unfinished copy
+	}
+	return &UnfinishedCopyError{Source: m.Source}
 }
 
 // openDB opens one pool on the database file. The writer runs synchronous=FULL: in WAL
