@@ -174,11 +174,11 @@ func (cfg *Config) validate() error {
 		cfg.OIDCAudience = cfg.PublicURL
 		cfg.audienceIsURL = true
 	}
-	if err := checkWritableDir(cfg.DataDir); err != nil {
-		errs = append(errs, err)
-	}
-	if err := cfg.backends().check(cfg.BlobsRedirect); err != nil {
-		errs = append(errs, err)
+	dataErr := checkWritableDir(cfg.DataDir)
+	backendsErr := cfg.backends().check(cfg.BlobsRedirect)
+	errs = append(errs, dataErr, backendsErr)
+	if dataErr == nil && backendsErr == nil {
+		errs = append(errs, checkWritableBlobs(cfg.backends(), cfg.DataDir))
 	}
 	if cfg.SigstoreTrustedRoot != "" {
 		if _, err := os.Stat(cfg.SigstoreTrustedRoot); err != nil {
@@ -258,6 +258,45 @@ func checkWritableDir(dir string) error {
 	_ = os.Remove(name)
 	if abs, err := filepath.Abs(dir); err == nil && abs == "/" {
 		return fmt.Errorf("--data /: refusing to use the root directory")
+	}
+	return nil
+}
+
+// checkWritableBlobs proves that a publish can store a blob in the blob folder the flags
+// name (DATA/blobs by default, or a file: --blobs), the way the store does: a file created
+// in its tmp folder is renamed into the folder, then removed. A folder that only refuses
+// writes would otherwise pass the start and fail every publish whose two-hex-digit
+// subfolder is new with a bare 500. A bucket is not probed here.
+func checkWritableBlobs(b backends, dataDir string) error {
+	setting, dir := "--data "+dataDir, filepath.Join(dataDir, "blobs")
+	if !b.defaultBlobs(dataDir) {
+		path, ok := strings.CutPrefix(b.blobs, "file:")
+		if !ok {
+			return nil
+		}
+		setting, dir = "--blobs "+b.blobs, path
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("%s: the blob folder %s is not writable: %v (publishes store their files there: give the user the registry runs as write access to it and to its tmp folder, e.g. `chown -R USER %s` or `chmod -R u+rwX %s`, or choose another folder)",
+			setting, dir, err, dir, dir)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o750); err != nil {
+		return fail(err)
+	}
+	f, err := os.CreateTemp(tmp, ".write-test-*")
+	if err != nil {
+		return fail(err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	moved := filepath.Join(dir, filepath.Base(name))
+	if err := os.Rename(name, moved); err != nil {
+		_ = os.Remove(name)
+		return fail(err)
+	}
+	if err := os.Remove(moved); err != nil {
+		return fail(err)
 	}
 	return nil
 }
