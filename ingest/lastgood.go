@@ -45,8 +45,11 @@ type Fallback struct {
 	Cause       string    `json:"cause"` // why the rebuild failed
 	// Suspects are the releases in force in the store most likely at fault: those whose
 	// stored manifest no longer parses, then those with the largest manifests.
-	Suspects []string  `json:"suspects"`
-	At       time.Time `json:"at"`
+	Suspects []string `json:"suspects"`
+	// Storage: the rebuild failed because the storage did (a full disk, an I/O error; see
+	// store.IsStorageError), not for a release; it is retried in the background.
+	Storage bool      `json:"storage,omitempty"`
+	At      time.Time `json:"at"`
 
 	unreadable error // why the last good documents could not be served, when they exist
 }
@@ -223,14 +226,23 @@ func (s *Service) readLastGoodBody(f lastGoodFile, at time.Time) (Document, erro
 // last good documents from disk, else an empty valid index. The refusal records the cause
 // and what is served instead; the catalog (pages, API) shows the releases those documents
 // name. It does nothing when documents are already in force. The next successful rebuild
-// ends the fallback.
+// ends the fallback. A cause that is the storage's (store.IsStorageError) names no release
+// as a suspect, and the rebuild is retried in the background, as after a committed change,
+// until the storage recovers.
 func (s *Service) ServeLastGood(ctx context.Context, cause error) (*Fallback, error) {
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
 	if s.docs.Load() != nil {
 		return s.fallback.Load(), nil
 	}
-	fb := &Fallback{Source: SourceLastGood, Cause: causeOf(cause, s.refusal.Load()), Suspects: s.suspects(ctx, 3), At: s.now()}
+	fb := &Fallback{Source: SourceLastGood, At: s.now()}
+	if store.IsStorageError(cause) {
+		fb.Storage = true
+		fb.Cause = "index rebuild failed because the storage did, not for a release: " + cause.Error() +
+			" (free space on, or repair, the disk of the database and the data directory; the rebuild is retried in the background)"
+	} else {
+		fb.Cause, fb.Suspects = causeOf(cause, s.refusal.Load()), s.suspects(ctx, 3)
+	}
 	docs, rec, err := s.loadLastGood()
 	if err != nil {
 		if !errors.Is(err, ErrNoLastGood) {
@@ -248,6 +260,9 @@ func (s *Service) ServeLastGood(ctx context.Context, cause error) (*Fallback, er
 	s.docs.Store(docs)
 	s.fallback.Store(fb)
 	s.refusal.Store(&IndexRefusal{At: fb.At, Reason: fb.Reason()})
+	if fb.Storage {
+		s.retry.failedAtStart(s, cause)
+	}
 	return fb, nil
 }
 

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -229,6 +232,61 @@ func TestFallbackEndsWithTheNextSuccessfulRebuild(t *testing.T) {
 	}
 	if fb, r := svc.Fallback(), svc.LastRefusal(); fb != nil || r != nil {
 		t.Errorf("after a successful rebuild: fallback %+v, refusal %+v; want neither", fb, r)
+	}
+}
+
+// A rebuild at start that fails because the storage did (a full disk: here an injected
+// ENOSPC under the error SQLite's commit gives) blames no release and says the cause is the
+// storage; it is retried in the background, and once space is back the index is built
+// without a publish or a restart.
+func TestStorageFailureAtStartIsRetried(t *testing.T) {
+	ctx := context.Background()
+	st := MustStore(t, t.TempDir())
+	first := MustService(t, st, Config{})
+	mustPublish(t, first, "1.0.0", "Says hello")
+	first.Close()
+
+	svc := MustService(t, st, Config{})
+	svc.retry.base = time.Millisecond
+	var full atomic.Bool
+	full.Store(true)
+	diskFull := fmt.Errorf("store: commit: %w", &fs.PathError{Op: "write", Path: "registry.db-wal", Err: syscall.ENOSPC})
+	svc.failRebuild = func() error {
+		if full.Load() {
+			return diskFull
+		}
+		return nil
+	}
+	cause := svc.Rebuild(ctx)
+	if !errors.Is(cause, syscall.ENOSPC) {
+		t.Fatalf("rebuild on a full disk: %v", cause)
+	}
+	fb, err := svc.ServeLastGood(ctx, cause)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fb.Storage || len(fb.Suspects) != 0 || !strings.Contains(fb.Cause, "because the storage did, not for a release") {
+		t.Errorf("fallback = %+v, want the storage named as the cause and no suspect", fb)
+	}
+	if r := svc.LastRefusal(); r == nil || strings.Contains(r.Reason, "releases to look at") || !strings.Contains(r.Reason, "no space left on device") {
+		t.Errorf("refusal = %+v, want the storage error and no release to look at", r)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if p := svc.PendingRebuild(); p != nil && p.Attempts >= 2 {
+			break
+		}
+	}
+	if p := svc.PendingRebuild(); p == nil || p.Attempts < 2 || svc.Fallback() == nil {
+		t.Fatalf("while the disk is full: pending %+v, fallback %+v; want retries and the fallback still served", p, svc.Fallback())
+	}
+	full.Store(false) // space is freed
+	for deadline := time.Now().Add(10 * time.Second); svc.Fallback() != nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	}
+	if fb, r, p := svc.Fallback(), svc.LastRefusal(), svc.PendingRebuild(); fb != nil || r != nil || p != nil {
+		t.Fatalf("after space was freed: fallback %+v, refusal %+v, pending %+v; want the index rebuilt", fb, r, p)
+	}
+	if it, ok := svc.Catalog().Item("acme-hello"); !ok || it.Latest.Version != "1.0.0" {
+		t.Errorf("the rebuilt catalog does not list acme-hello@1.0.0: %+v", svc.Catalog().Items())
 	}
 }
 

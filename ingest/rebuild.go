@@ -272,15 +272,28 @@ const maxRetryDelay = 30 * time.Second
 func (r *retrier) failed(s *Service, what string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.recordLocked(s, what, err)
+	s.refusal.Store(&IndexRefusal{At: s.now(), Reason: fmt.Sprintf(
+		"the index does not show %s yet: the rebuild failed (%v); retrying", r.pending.Change, err)})
+	s.log.Error("rebuild after a committed change failed; retrying", "change", what, "err", err)
+}
+
+// failedAtStart retries, in the background, the rebuild at start that failed with a
+// storage error while a fallback is served; the fallback's refusal stays the one reported.
+func (r *retrier) failedAtStart(s *Service, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recordLocked(s, "the rebuild at start", err)
+}
+
+// recordLocked records the failure and starts the retry loop unless it runs; r.mu is held.
+func (r *retrier) recordLocked(s *Service, what string, err error) {
 	r.gen++
 	if r.pending == nil {
 		r.pending = &PendingRebuild{Change: what, Since: s.now()}
 	}
 	r.pending.Attempts++
 	r.pending.LastError = err.Error()
-	s.refusal.Store(&IndexRefusal{At: s.now(), Reason: fmt.Sprintf(
-		"the index does not show %s yet: the rebuild failed (%v); retrying", r.pending.Change, err)})
-	s.log.Error("rebuild after a committed change failed; retrying", "change", what, "err", err)
 	if !r.running {
 		r.running = true
 		go r.loop(s)

@@ -234,7 +234,8 @@ func listenError(addr string, err error) error {
 // startIndex builds the index; when that fails (a stored release over the host cap, a
 // stored manifest that no longer parses, anything), the registry starts all the same on the
 // last good documents, or an empty index, and /readyz says why: a registry that will not
-// start cannot be repaired through its API, and hosts keep a valid index.
+// start cannot be repaired through its API, and hosts keep a valid index. A failure of the
+// storage (a full disk) blames no release and is retried in the background.
 func startIndex(ctx context.Context, c *cli, svc *ingest.Service, log *slog.Logger) error {
 	err := svc.Rebuild(ctx)
 	if err == nil || ctx.Err() != nil {
@@ -244,7 +245,12 @@ func startIndex(ctx context.Context, c *cli, svc *ingest.Service, log *slog.Logg
 	if ferr != nil {
 		return fmt.Errorf("%w; and no index could be served instead: %w", err, ferr)
 	}
-	log.Error("index rebuild at start failed; serving a fallback", "source", fb.Source, "cause", fb.Cause, "suspects", fb.Suspects, "serial", fb.Serial)
+	log.Error("index rebuild at start failed; serving a fallback", "source", fb.Source, "cause", fb.Cause, "suspects", fb.Suspects, "serial", fb.Serial, "storage", fb.Storage)
+	if fb.Storage {
+		fmt.Fprintf(c.stderr, "registry serve: %s.\n  The cause is the storage, not a release: yank nothing. Free space on (or repair) the disk of the\n  database and the data directory; the rebuild is retried in the background, and /readyz reports\n  it until one succeeds.\n",
+			fb.Reason())
+		return nil
+	}
 	fmt.Fprintf(c.stderr, "registry serve: %s.\n  /readyz reports it until a rebuild succeeds. To repair: yank the release at fault through the API\n  (POST /api/v1/plugins/{id}/versions/{version}/yank), or stop the registry, run\n  `registry yank --data DIR ID@VERSION` (or `registry delist --data DIR ID`), and start it again.\n",
 		fb.Reason())
 	return nil
