@@ -16,7 +16,7 @@ var packageRules = []Rule{
 	e("archive.duplicate", "No file or directory appears twice.", "A host would keep only one of them, not necessarily the one the checksums describe.", "manifest.yaml\nmanifest.yaml", "manifest.yaml"),
 	e("archive.clash", "No name is both a file and a directory, and no directory is inside a file.", "Extraction would fail or replace one with the other.", "assets        (file)\nassets/a.png  (file)", "assets/       (directory)\nassets/a.png  (file)"),
 	e("archive.name.collision", "No two names are equal after case folding and Unicode normalisation (or Windows trailing-dot rules).", "On macOS and Windows one would overwrite the other, so hosts would install different files than on Linux.", "README.md\nreadme.md", "README.md"),
-	e("archive.path.empty", "No entry has an empty name.", "An empty name has no place to be extracted to.", "\"\" (empty name)", "assets/icon.png"),
+	e("archive.path.empty", "No entry has an empty name, and no file is named `.` or `./` (the package root).", "An empty name has no place to be extracted to; `./` is empty once its leading `./` is removed.", "\"\" (empty name)\n. (a regular file)", "assets/icon.png"),
 	e("archive.path.utf8", "Every name is valid UTF-8.", "Hosts compare and display names as UTF-8; invalid bytes are read differently per platform.", "assets/\\xff.png", "assets/icon.png"),
 	e("archive.path.control", "No name holds a control character (newline, tab, NUL).", "Control characters hide or forge names in listings and logs, and NUL truncates them.", "\"assets/icon\\n.png\"", "assets/icon.png"),
 	e("archive.path.backslash", "No name holds a backslash.", "Windows reads a backslash as a folder separator, so the file would land elsewhere there.", "assets\\icon.png", "assets/icon.png"),

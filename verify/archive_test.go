@@ -48,6 +48,8 @@ func TestRefusedEntries(t *testing.T) {
 		{"empty segment", []entry{file("ui//a.js", "x")}, []finding{e("archive.path.unclean", "ui//a.js")}},
 		{"dot segment", []entry{file("ui/./a.js", "x")}, []finding{e("archive.path.unclean", "ui/./a.js")}},
 		{"double ./ prefix", []entry{file("././a.js", "x")}, []finding{e("archive.path.unclean", "././a.js")}},
+		{"file named .", []entry{file(".", "x")}, []finding{e("archive.path.empty", ".")}},
+		{"file named ./", []entry{{Name: "placeholder", RawName: "./", Body: "x"}}, []finding{e("archive.path.empty", "./")}},
 		{"duplicate file", []entry{file("README.md", "other")}, []finding{e("archive.duplicate", "README.md")}},
 		{"duplicate after ./ normalisation", []entry{file("./manifest.yaml", "id: evil\n")}, []finding{e("archive.duplicate", "./manifest.yaml")}},
 		{"duplicate directory", []entry{dir("docs/"), dir("docs/")}, []finding{e("archive.duplicate", "docs/")}},

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -16,7 +17,8 @@ type nameIssue struct{ rule, why string }
 //
 // Normalisation policy: one leading "./" is removed (what `tar -C dir .` writes), and a
 // directory's trailing "/" is removed. The root entry itself ("." or "./") is reported by
-// root=true and skipped by the caller. Anything else that is not already a clean relative
+// root=true and skipped by the caller when it is a directory; a file named so is refused
+// as archive.path.empty, since its name is empty once normalised. Anything else that is not already a clean relative
 // slash path is refused rather than rewritten: empty segments ("a//b"), "." segments
 // ("a/./b"), a second "./", and a file name ending in "/". Refusing is safer than cleaning
 // because checksums.txt must name every file exactly as the archive does.
@@ -40,6 +42,9 @@ func cleanName(raw string, dir bool) (name string, root bool, issues []nameIssue
 		name = strings.TrimSuffix(name, "/")
 	}
 	if name == "" || name == "." {
+		if !dir {
+			issues = append(issues, nameIssue{"archive.path.empty", fmt.Sprintf("the file's name %q names the package root, not a file; give the file a name such as docs/notes.md, or store the root as a directory entry", raw)})
+		}
 		return "", len(issues) == 0 && dir, issues
 	}
 	return name, false, append(issues, segmentIssues(name)...)
