@@ -18,6 +18,10 @@ const (
 	MaxPreviewAltLen = 300
 )
 
+// PublisherPattern is what a publisher name matches: every owner in plugins.yaml, and so
+// the publisher of every publisher token (owners are compared exactly, case included).
+const PublisherPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
+
 var (
 	// idRE is the manifest id pattern: an entry id must equal a manifest id.
 	idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -28,7 +32,7 @@ var (
 	// npm package names, optionally scoped, lowercase.
 	npmNameRE = regexp.MustCompile(`^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
 	// Publisher names as given to `registry token create --publisher`.
-	publisherRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	publisherRE = regexp.MustCompile(PublisherPattern)
 	// Workflow files as they appear in a GitHub Actions certificate SAN.
 	workflowRE = regexp.MustCompile(`^\.github/workflows/[A-Za-z0-9._-]+\.ya?ml$`)
 )
@@ -131,6 +135,10 @@ func checkIssuer(iss string) string {
 	}
 	return ""
 }
+
+// ValidPublisher reports whether name is a publisher name (PublisherPattern), one that
+// plugins.yaml may list among an entry's owners.
+func ValidPublisher(name string) bool { return publisherRE.MatchString(name) }
 
 // checkPublisher returns why name is not a publisher name, or "".
 func checkPublisher(name string) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pluginyard/registry/index"
 	"github.com/pluginyard/registry/store"
 	"github.com/pluginyard/registry/token"
 )
@@ -57,8 +58,13 @@ type TokenSpec struct {
 	TTL       time.Duration // 0: never expires
 }
 
-// CreateToken makes a token, stores its hash and returns the secret (shown once).
+// CreateToken makes a token, stores its hash and returns the secret (shown once). A
+// publisher token's publisher must be a publisher name (index.PublisherPattern), since no
+// plugins.yaml could list any other among its owners.
 func CreateToken(ctx context.Context, st TokenMaker, spec TokenSpec, actor string) (string, *store.Token, error) {
+	if spec.Kind == "publisher" && !index.ValidPublisher(spec.Publisher) {
+		return "", nil, refuseOne(ErrInvalid, "publish.token.publisher", "publisher", "the publisher %q (--publisher) is not a publisher name: it must match %s, as every owner in plugins.yaml does (rule registry.owners), so a token for it could never publish; give the owner name exactly as plugins.yaml lists it, e.g. --publisher acme", spec.Publisher, index.PublisherPattern)
+	}
 	id, secret, err := newSecret()
 	if err != nil {
 		return "", nil, err

@@ -135,3 +135,35 @@ func auditCount(t *testing.T, st *store.Store) int {
 	}
 	return len(log)
 }
+
+// TestCreateTokenRefusesAnInvalidPublisher: a publisher no plugins.yaml could list among
+// its owners is refused, and no token is stored for it.
+func TestCreateTokenRefusesAnInvalidPublisher(t *testing.T) {
+	ctx := context.Background()
+	st := openTokenStore(t)
+	for _, name := range []string{"al ice", "-alice", "alice/bob", "ålice", strings.Repeat("a", 65)} {
+		_, _, err := ingest.CreateToken(ctx, st, ingest.TokenSpec{Kind: "publisher", Publisher: name}, "cli")
+		var r *ingest.Refusal
+		if !errors.As(err, &r) || !errors.Is(err, ingest.ErrInvalid) || !r.Problems.Has("publish.token.publisher") {
+			t.Errorf("CreateToken(publisher %q) = %v; want a publish.token.publisher refusal", name, err)
+			continue
+		}
+		for _, want := range []string{"--publisher", "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "as plugins.yaml lists it"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("CreateToken(publisher %q): message %q does not name %q", name, err, want)
+			}
+		}
+	}
+	toks, err := st.Tokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(toks) != 0 {
+		t.Errorf("tokens stored for refused publishers: %+v", toks)
+	}
+	for _, name := range []string{"acme", "ACME", "a.b_c-d", strings.Repeat("a", 64)} {
+		if _, _, err := ingest.CreateToken(ctx, st, ingest.TokenSpec{Kind: "publisher", Publisher: name}, "cli"); err != nil {
+			t.Errorf("CreateToken(publisher %q) = %v; want a token", name, err)
+		}
+	}
+}
