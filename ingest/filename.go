@@ -25,18 +25,26 @@ type target struct {
 	Version   string
 	Extension bool
 	Listing   listing
+	Allowed   bool // the actor may publish it
 }
 
 // resolveTarget authorises an upload from its file name: the name must be
 // "<file id>-<version>.tar.gz", the file id a listed package (exactly one), and the actor
 // allowed to publish it. Its cost depends on the name and the list, never on the package.
-func (s *Service) resolveTarget(a Actor, fileName string) (*target, error) {
+//
+// A name can split at more than one "-" into a listed file id and a valid version when one
+// listed id is another plus "-<version>" (kit and kit-1.0.0 in "kit-1.0.0-0.1.0.tar.gz").
+// Every such split is returned, marked Allowed when the actor may publish it; the upload is
+// refused unless one is. When more than one is listed, the package's manifest decides
+// (matches), since nothing before it tells them apart.
+func (s *Service) resolveTarget(a Actor, fileName string) ([]target, error) {
 	stem, err := fileStem(fileName)
 	if err != nil {
 		return nil, err
 	}
 	l := s.List()
-	var first string // the first split with a valid version, for the refusal
+	var first string    // the first split with a valid version, for the refusal
+	var listed []target // every split whose file id is listed
 	for i := 0; i < len(stem); i++ {
 		if stem[i] != '-' || !version.Valid(stem[i+1:]) {
 			continue
@@ -46,26 +54,39 @@ func (s *Service) resolveTarget(a Actor, fileName string) (*target, error) {
 			first = fileID
 		}
 		found := listedByFile(l, fileID)
-		switch {
-		case len(found) > 1:
+		if len(found) > 1 {
 			return nil, refuseOne(ErrConflict, "publish.file_id.collision", "", "the file id %q is shared by %s in plugins.yaml: their download URLs would be the same; rename one of them", fileID, strings.Join(describe(found), " and "))
-		case len(found) == 1:
-			t := found[0]
+		}
+		for _, t := range found {
 			t.Version = ver
-			return &t, s.mayPublishTarget(a, t)
+			listed = append(listed, t)
 		}
 	}
-	if first == "" {
+	switch {
+	case first == "":
 		return nil, badFileName(fileName, "it does not end in \"-<version>\" with a SemVer 2.0.0 version (MAJOR.MINOR.PATCH[-PRERELEASE], no leading \"v\")"+nearestHint(stem))
+	case len(listed) == 0:
+		return nil, refuseOne(ErrForbidden, "publish.unlisted", "", "%q (from the file name %q) is not listed in this registry's plugins.yaml: add an entry (plugins: id: %s, or extensions: name: ...) with repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", first, fileName, first)
 	}
-	return nil, refuseOne(ErrForbidden, "publish.unlisted", "", "%q (from the file name %q) is not listed in this registry's plugins.yaml: add an entry (plugins: id: %s, or extensions: name: ...) with repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", first, fileName, first)
+	allowed := 0
+	for i := range listed {
+		if listed[i].Allowed = mayPublish(a, listed[i].ID, listed[i].Listing.Owners); listed[i].Allowed {
+			allowed++
+		}
+	}
+	if allowed == 0 {
+		return nil, forbidden(a, listed)
+	}
+	return listed, nil
 }
 
-func (s *Service) mayPublishTarget(a Actor, t target) error {
-	if mayPublish(a, t.ID, t.Listing.Owners) {
-		return nil
+// forbidden refuses actor a every one of ts, the listed packages a file name can name.
+func forbidden(a Actor, ts []target) error {
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = fmt.Sprintf("%q", t.ID)
 	}
-	return refuseOne(ErrForbidden, "publish.forbidden", "", "%s may not publish %q: a publisher token needs its publisher in the entry's owners, an upload token needs the id in its scope", a.Name, t.ID)
+	return refuseOne(ErrForbidden, "publish.forbidden", "", "%s may not publish %s: a publisher token needs its publisher in the entry's owners, an upload token needs the id in its scope", a.Name, strings.Join(ids, " or "))
 }
 
 // fileStem checks the file name's form and returns it without its suffix.

@@ -98,15 +98,26 @@ func (s *Service) check(ctx context.Context, u *Upload, bundle []byte) (checked,
 	return c, nil
 }
 
-// matches checks that the package is the one its file name was authorised for (verify
-// compared file ids and versions; two ids can share a file id).
+// matches checks that the package is one its file name was authorised for (verify
+// compared file ids and versions; two ids can share a file id, and a name can split into
+// more than one listed id and version).
 func (u *Upload) matches(rep *verify.Report) error {
-	t := u.target
-	if t == nil || (rep.ID == t.ID && rep.Version == t.Version && (rep.Kind == "extension") == t.Extension) {
+	if u.targets == nil {
 		return nil
 	}
-	return refuseOne(ErrInvalid, "publish.filename", "", "the file name %q names %s@%s, but the package is %s %s@%s: upload it under %q",
-		u.name, describe([]target{*t})[0], t.Version, rep.Kind, rep.ID, rep.Version, PackageFileName(rep.ID, rep.Version))
+	var names []string
+	for _, t := range u.targets {
+		switch {
+		case rep.ID == t.ID && rep.Version == t.Version && (rep.Kind == "extension") == t.Extension && t.Allowed:
+			return nil
+		case rep.ID == t.ID && rep.Version == t.Version && (rep.Kind == "extension") == t.Extension:
+			return forbidden(u.actor, []target{t})
+		case t.Allowed:
+			names = append(names, describe([]target{t})[0]+"@"+t.Version)
+		}
+	}
+	return refuseOne(ErrInvalid, "publish.filename", "", "the file name %q names %s, but the package is %s %s@%s: upload it under %q",
+		u.name, strings.Join(names, " or "), rep.Kind, rep.ID, rep.Version, PackageFileName(rep.ID, rep.Version))
 }
 
 // listing is what the curated list says of one package id, whatever its kind.

@@ -99,3 +99,49 @@ func TestAdminMayPublishInProcessWithoutAFileName(t *testing.T) {
 		t.Fatalf("unlisted without a file name: %v, want publish.unlisted", err)
 	}
 }
+
+// A file name can split into two listed ids when one is the other plus "-<version>": kit-1.0.0
+// (owned by alice) and kit (owned by bob) in "kit-1.0.0-0.1.0.tar.gz", which is kit-1.0.0@0.1.0
+// or kit@1.0.0-0.1.0. Each owner publishes their own; the manifest decides between them.
+func TestFileNameSplitsIntoTwoListedIDs(t *testing.T) {
+	l := &index.List{Plugins: []index.Entry{
+		{ID: "kit-1.0.0", Repo: "alice/kit", Kind: index.KindPlugin, Owners: []string{"alice"}},
+		{ID: "kit", Repo: "bob/kit", Kind: index.KindPlugin, Owners: []string{"bob"}},
+	}}
+	s := newPublishService(t, l, Config{})
+	alice := Actor{Name: "publisher:alice", Publisher: "alice"}
+	bob := Actor{Name: "publisher:bob", Publisher: "bob"}
+	carol := Actor{Name: "publisher:carol", Publisher: "carol"}
+	publish := func(a Actor, id, version string) error {
+		_, err := s.Publish(context.Background(), PublishInput{Package: bytes.NewReader(plugin(t, id, version, "x")),
+			FileName: PackageFileName(id, version), Actor: a})
+		return err
+	}
+	if err := publish(alice, "kit-1.0.0", "0.1.0"); err != nil {
+		t.Fatalf("alice publishing kit-1.0.0@0.1.0 as kit-1.0.0-0.1.0.tar.gz: %v", err)
+	}
+	if err := publish(bob, "kit", "1.0.0-0.1.0"); err != nil {
+		t.Fatalf("bob publishing kit@1.0.0-0.1.0 as kit-1.0.0-0.1.0.tar.gz: %v", err)
+	}
+	if err := publish(bob, "kit", "2.0.0"); err != nil {
+		t.Fatalf("bob publishing kit@2.0.0: %v", err)
+	}
+	if err := publish(bob, "kit-1.0.0", "0.2.0"); !errors.Is(err, ErrForbidden) || ruleOf(err) != "publish.forbidden" || !strings.Contains(err.Error(), `"kit-1.0.0"`) {
+		t.Errorf("bob publishing kit-1.0.0@0.2.0: %v (rule %q), want publish.forbidden for kit-1.0.0", err, ruleOf(err))
+	}
+	if err := publish(alice, "kit", "1.0.0-0.2.0"); !errors.Is(err, ErrForbidden) || ruleOf(err) != "publish.forbidden" || !strings.Contains(err.Error(), `"kit"`) {
+		t.Errorf("alice publishing kit@1.0.0-0.2.0: %v (rule %q), want publish.forbidden for kit", err, ruleOf(err))
+	}
+	pkg := &countingReader{r: bytes.NewReader(plugin(t, "kit-1.0.0", "0.3.0", "x"))}
+	_, err := s.Publish(context.Background(), PublishInput{Package: pkg, FileName: "kit-1.0.0-0.3.0.tar.gz", Actor: carol})
+	if !errors.Is(err, ErrForbidden) || ruleOf(err) != "publish.forbidden" || !strings.Contains(err.Error(), `"kit" or "kit-1.0.0"`) || pkg.n != 0 {
+		t.Errorf("carol: %v (rule %q, %d bytes read), want publish.forbidden naming both ids before reading", err, ruleOf(err), pkg.n)
+	}
+	// The admin may publish either: the manifest decides.
+	if err := publish(anAdmin, "kit", "1.0.0-0.4.0"); err != nil {
+		t.Errorf("admin publishing kit@1.0.0-0.4.0: %v", err)
+	}
+	if err := publish(anAdmin, "kit-1.0.0", "0.4.0"); err != nil {
+		t.Errorf("admin publishing kit-1.0.0@0.4.0: %v", err)
+	}
+}

@@ -17,14 +17,17 @@ import (
 // local spool folder (SpoolFile), so a caller can read the rest of a request (a bundle part
 // after the package part) before anything is published. Close it when done.
 type Upload struct {
-	s      *Service
-	actor  Actor
-	name   string
-	target *target // nil only for an admin's in-process publish without a file name
-	f      *os.File
-	w      io.Writer
-	n      int64
-	limit  int64 // spooling stops one byte past it; verify then refuses the size
+	s     *Service
+	actor Actor
+	name  string
+	// targets are the listed packages the file name may name, one unless a listed id is
+	// another plus "-<version>" (resolveTarget); the manifest must be one of them that the
+	// actor may publish. Nil only for an admin's in-process publish without a file name.
+	targets []target
+	f       *os.File
+	w       io.Writer
+	n       int64
+	limit   int64 // spooling stops one byte past it; verify then refuses the size
 }
 
 // BeginUpload authorises an upload named fileName ("<file id>-<version>.tar.gz") by actor a
@@ -32,23 +35,42 @@ type Upload struct {
 // publish.forbidden or publish.quarantined, 409 publish.file_id.collision) costs the same whatever the package
 // holds, since none of it has been read.
 func (s *Service) BeginUpload(a Actor, fileName string) (*Upload, error) {
-	t, err := s.resolveTarget(a, fileName)
+	ts, err := s.resolveTarget(a, fileName)
 	if err == nil {
-		err = s.publishRefusal(t.ID, t.Version) // before any byte is read; commitRow checks again
+		err = s.quarantinedAll(ts) // before any byte is read; commitRow checks again
 	}
 	if err != nil {
 		s.refusedEarly(a, fileName, err)
 		return nil, err
 	}
-	return s.openUpload(a, fileName, t)
+	return s.openUpload(a, fileName, ts)
 }
 
-func (s *Service) openUpload(a Actor, fileName string, t *target) (*Upload, error) {
+// quarantinedAll is the first allowed target's quarantine refusal when every allowed one
+// of ts is quarantined, else nil: while one of them may be published, the manifest decides.
+func (s *Service) quarantinedAll(ts []target) error {
+	var first error
+	for _, t := range ts {
+		if !t.Allowed {
+			continue
+		}
+		err := s.publishRefusal(t.ID, t.Version)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *Service) openUpload(a Actor, fileName string, ts []target) (*Upload, error) {
 	f, err := s.SpoolFile("upload-*")
 	if err != nil {
 		return nil, storageErr("spool the upload", err)
 	}
-	return &Upload{s: s, actor: a, name: fileName, target: t, f: f, w: s.spoolWriter(f), limit: s.maxCompressed()}, nil
+	return &Upload{s: s, actor: a, name: fileName, targets: ts, f: f, w: s.spoolWriter(f), limit: s.maxCompressed()}, nil
 }
 
 // refusedEarly audits and counts a publish refused before its package was read.
