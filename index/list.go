@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/pluginyard/registry/extension"
 	"github.com/pluginyard/registry/problem"
+	"github.com/pluginyard/registry/version"
 )
 
 // Kinds of plugin entry. An entry without a kind is a plugin.
@@ -261,6 +263,32 @@ func checkFileIDs(lines positions, l *List) problem.List {
 	for _, e := range l.Extensions {
 		add(listed{kind: "extension", name: e.Name, fileID: extension.FileID(e.Name), pos: lines.extensions[e.Name]})
 	}
+	return append(probs, versionSuffixes(first)...)
+}
+
+// versionSuffixes warns of a file id that is another listed file id plus "-<version>" (kit
+// and kit-1.0.0): a package file name such as kit-1.0.0-0.1.0.tar.gz then reads as either
+// (kit@1.0.0-0.1.0 or kit-1.0.0@0.1.0). Publishing still works, the registry tries both
+// and the package's manifest decides, but people reading the name cannot tell them apart.
+func versionSuffixes(byFileID map[string]listed) problem.List {
+	var probs problem.List
+	for fileID, e := range byFileID {
+		for i := 0; i < len(fileID); i++ {
+			if fileID[i] != '-' || !version.Valid(fileID[i+1:]) {
+				continue
+			}
+			prev, ok := byFileID[fileID[:i]]
+			if !ok {
+				continue
+			}
+			probs = append(probs, problem.Problem{Rule: "registry.file_id.version_suffix", Severity: problem.Warning,
+				Path: fmt.Sprintf("%s (line %d, column %d)", e.pos.path(), e.pos.line, e.pos.column),
+				Message: fmt.Sprintf("%s %q is %s %q (%s, line %d) plus \"-%s\": a file name such as %s-0.1.0.tar.gz reads as %s@%s-0.1.0 or %s@0.1.0. "+
+					"The registry tries both and the package's manifest decides, but people cannot tell them apart; rename %q to an id that does not end in \"-<version>\" if you can",
+					e.kind, e.name, prev.kind, prev.name, prev.pos.path(), prev.pos.line, fileID[i+1:], fileID, prev.fileID, fileID[i+1:], fileID, e.name)})
+		}
+	}
+	slices.SortFunc(probs, func(a, b problem.Problem) int { return strings.Compare(a.Path, b.Path) })
 	return probs
 }
 

@@ -359,3 +359,21 @@ func TestParseListEmptySections(t *testing.T) {
 		t.Errorf("list (-want +got):\n%s", diff)
 	}
 }
+
+// TestLoadListWarnsOfVersionSuffixedFileIDs: a file id that is another plus "-<version>"
+// makes package file names ambiguous to read; the list is accepted with a warning.
+func TestLoadListWarnsOfVersionSuffixedFileIDs(t *testing.T) {
+	_, probs, err := index.LoadList(filepath.Join("testdata", "file-id-version-suffix.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"warning registry.file_id.version_suffix plugins[0].id (line 2, column 9)"}
+	if diff := cmp.Diff(want, summary(probs)); diff != "" {
+		t.Fatalf("problems (-want +got):\n%s\n%v", diff, probs)
+	}
+	for _, s := range []string{`plugin "kit-1.0.0"`, `plugin "kit" (plugins[1].id, line 5)`, "kit-1.0.0-0.1.0.tar.gz", "kit@1.0.0-0.1.0 or kit-1.0.0@0.1.0", "manifest decides"} {
+		if !strings.Contains(probs[0].Message, s) {
+			t.Errorf("%q does not say %q", probs[0].Message, s)
+		}
+	}
+}
