@@ -22,9 +22,12 @@ const (
 // the publisher of every publisher token (owners are compared exactly, case included).
 const PublisherPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
 
+// IDPattern is what a plugin id matches (rule registry.id).
+const IDPattern = `^[a-z0-9][a-z0-9._-]*$`
+
 var (
 	// idRE is the manifest id pattern: an entry id must equal a manifest id.
-	idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	idRE = regexp.MustCompile(IDPattern)
 	// GitHub logins: alphanumerics and hyphens, not starting with a hyphen, at most 39.
 	ownerRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
 	// GitHub repository names: at most 100 of alphanumerics, '.', '_' and '-'.
@@ -47,6 +50,9 @@ func checkID(id string) string {
 	}
 	return ""
 }
+
+// ValidID reports whether id may be a plugin id in plugins.yaml (rule registry.id).
+func ValidID(id string) bool { return checkID(id) == "" }
 
 // checkRepo returns why repo is not a GitHub "owner/name", or "".
 func checkRepo(repo string) string {

@@ -66,7 +66,7 @@ func (s *Service) resolveTarget(a Actor, fileName string) ([]target, error) {
 	case first == "":
 		return nil, badFileName(fileName, "it does not end in \"-<version>\" with a SemVer 2.0.0 version (MAJOR.MINOR.PATCH[-PRERELEASE], no leading \"v\")"+nearestHint(stem))
 	case len(listed) == 0:
-		return nil, refuseOne(ErrForbidden, "publish.unlisted", "", "%q (from the file name %q) is not listed in this registry's plugins.yaml: add an entry (plugins: id: %s, or extensions: name: ...) with repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", first, fileName, first)
+		return nil, s.unlisted(fileName, stem, first)
 	}
 	allowed := 0
 	for i := range listed {
@@ -78,6 +78,23 @@ func (s *Service) resolveTarget(a Actor, fileName string) ([]target, error) {
 		return nil, forbidden(a, listed)
 	}
 	return listed, nil
+}
+
+// unlisted refuses a file name whose id (first, its first reading) no entry lists. It never
+// proposes an entry that plugins.yaml would refuse: an id in upper case that is listed in
+// lower case gets the corrected file name, any other invalid id the id pattern.
+func (s *Service) unlisted(fileName, stem, first string) error {
+	if lower := strings.ToLower(stem); lower != stem {
+		for i := 0; i < len(lower); i++ {
+			if lower[i] == '-' && version.Valid(stem[i+1:]) && len(listedByFile(s.List(), lower[:i])) > 0 {
+				return refuseOne(ErrForbidden, "publish.unlisted", "", "%q (from the file name %q) is not listed in this registry's plugins.yaml, but %q is: ids are lower case; upload the package as %q", stem[:i], fileName, lower[:i], lower[:i]+"-"+stem[i+1:]+strings.TrimPrefix(fileName, stem))
+			}
+		}
+	}
+	if !index.ValidID(first) {
+		return refuseOne(ErrForbidden, "publish.unlisted", "", "%q (from the file name %q) is not a listed id, nor can it be one: ids match %s (lower case letters, digits, '.', '_', '-'); name the file after the manifest's id, \"<id>-<version>.tar.gz\"", first, fileName, index.IDPattern)
+	}
+	return refuseOne(ErrForbidden, "publish.unlisted", "", "%q (from the file name %q) is not listed in this registry's plugins.yaml: add an entry (plugins: id: %s, or extensions: name: ...) with repo: owner/name, then reload (POST /api/v1/admin/reload or SIGHUP)", first, fileName, first)
 }
 
 // forbidden refuses actor a every one of ts, the listed packages a file name can name.

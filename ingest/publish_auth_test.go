@@ -145,3 +145,21 @@ func TestFileNameSplitsIntoTwoListedIDs(t *testing.T) {
 		t.Errorf("admin publishing kit-1.0.0@0.4.0: %v", err)
 	}
 }
+
+// The unlisted-id refusal never proposes an entry plugins.yaml would refuse: an id listed
+// in lower case gets the corrected file name, another invalid id the id pattern.
+func TestUnlistedRefusalProposesOnlyValidIDs(t *testing.T) {
+	s := newPublishService(t, publishList(), Config{})
+	publisher := Actor{Name: "publisher:acme", Publisher: "acme"}
+	tests := []struct{ file, say, never string }{
+		{"Acme-Hello-1.0.0.tar.gz", `upload the package as "acme-hello-1.0.0.tar.gz"`, "id: Acme-Hello"},
+		{"Acme-Hello-1.0.0-RC.1.tgz", `upload the package as "acme-hello-1.0.0-RC.1.tgz"`, "id: Acme-Hello"},
+		{"Alice-Tool-0.1.0.tar.gz", "^[a-z0-9][a-z0-9._-]*$", "id: Alice-Tool"},
+	}
+	for _, tt := range tests {
+		_, err := s.BeginUpload(publisher, tt.file)
+		if !errors.Is(err, ErrForbidden) || ruleOf(err) != "publish.unlisted" || !strings.Contains(err.Error(), tt.say) || strings.Contains(err.Error(), tt.never) {
+			t.Errorf("%s: %v (rule %q), want publish.unlisted saying %q and not %q", tt.file, err, ruleOf(err), tt.say, tt.never)
+		}
+	}
+}
