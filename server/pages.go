@@ -341,13 +341,15 @@ func ownersOf(it *ingest.Item) ([]string, string) {
 	return it.ExtEntry.Owners, it.ExtEntry.Repo
 }
 
-// handleCategoryPage is GET /categories/{name}.
+// handleCategoryPage is GET /categories/{name}. The page has no search box (the nav
+// search goes to the home page), so ?q= is ignored: a text search here would bypass the
+// search rate limit, and one that found nothing would call the category missing.
 func (s *Server) handleCategoryPage(c echo.Context) error {
 	q, n, err := searchParams(c, pagePerPage)
 	if err != nil {
 		return err
 	}
-	q.Category, q.Limit, q.Offset = c.Param("name"), pagePerPage, (n-1)*pagePerPage
+	q.Q, q.Category, q.Limit, q.Offset = "", c.Param("name"), pagePerPage, (n-1)*pagePerPage
 	if p := categoryProblem(q.Category); p != "" {
 		return errf(http.StatusNotFound, "no such category: the name "+p)
 	}

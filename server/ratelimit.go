@@ -271,9 +271,11 @@ func classKeys(class, ip, tok string) []string {
 	return []string{ip, tok}
 }
 
-// classOf names the budget a request spends from, if any.
+// classOf names the budget a request spends from, if any. A HEAD search runs the whole
+// search as its GET does, so it spends from the same budget.
 func (rl *rateLimiters) classOf(c echo.Context) (string, *limiter) {
 	method, route := c.Request().Method, c.Path()
+	read := method == http.MethodGet || method == http.MethodHead
 	switch {
 	case method == http.MethodPost && (route == "/api/v1/auth/oidc" || route == "/api/v1/tokens/revoke"):
 		return classAuth, rl.auth // per address only: a bearer header buys no fresh budget
@@ -281,9 +283,9 @@ func (rl *rateLimiters) classOf(c echo.Context) (string, *limiter) {
 		return classReport, rl.report
 	case method == http.MethodPost && strings.HasPrefix(route, "/api/v1/"):
 		return classPublish, rl.publish
-	case method == http.MethodGet && route == "/api/v1/plugins":
+	case read && route == "/api/v1/plugins":
 		return classSearch, rl.search
-	case method == http.MethodGet && route == "/" && c.QueryParam("q") != "":
+	case read && route == "/" && c.QueryParam("q") != "":
 		return classSearch, rl.search
 	}
 	return "", nil

@@ -67,6 +67,14 @@ func TestRateLimits(t *testing.T) {
 			{http.MethodGet, "/index.json", "", "", 200},
 			{http.MethodGet, "/", "", "", 200},
 		}},
+		{"HEAD searches spend the search budget as GET ones do", server.RateLimits{Search: 2}, []call{
+			{http.MethodHead, "/api/v1/plugins?q=hello", "", "", 200},
+			{http.MethodHead, "/?q=hello", "", "", 200},
+			{http.MethodHead, "/api/v1/plugins?q=hello", "", "", 429},
+			{http.MethodHead, "/?q=hello", "", "", 429},
+			{http.MethodGet, "/api/v1/plugins", "", "", 429},
+			{http.MethodHead, "/", "", "", 200}, // no q: not a search
+		}},
 		{"forwarded headers are ignored unless trusted", server.RateLimits{Search: 1}, []call{
 			{http.MethodGet, "/api/v1/plugins", "", ip1, 200},
 			{http.MethodGet, "/api/v1/plugins", "", ip2, 429},
@@ -120,7 +128,7 @@ func TestRateLimits(t *testing.T) {
 				if r.Status != c.want {
 					t.Fatalf("call %d %s %s (ip %q): status %d, want %d: %s", i, c.method, c.path, c.ip, r.Status, c.want, r.Body)
 				}
-				if c.want == http.StatusTooManyRequests {
+				if c.want == http.StatusTooManyRequests && c.method != http.MethodHead { // a HEAD answer has no body to read
 					checkTooMany(t, r)
 					if isJSON(r) && !slices.ContainsFunc([]string{"rate.auth", "rate.auth_failures", "rate.publish", "rate.search"},
 						func(rule string) bool { return hasRule(t, r, rule) }) {
@@ -129,6 +137,23 @@ func TestRateLimits(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCategoryPageIgnoresQuery: a category page has no search box, so ?q= neither
+// searches (a search there would spend no search budget) nor turns a category that
+// exists into a 404 when the text matches nothing.
+func TestCategoryPageIgnoresQuery(t *testing.T) {
+	e := newEnvWith(t, server.Config{RateLimits: server.RateLimits{Search: 1}}, nil, true)
+	e.publishVersion("acme-hello", "1.0.0")
+	for i := range 3 {
+		r := e.get("/categories/tools?q=zzzz-nothing")
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "acme-hello") {
+			t.Fatalf("GET /categories/tools?q=zzzz-nothing (%d): %d, want 200 listing acme-hello: %.300s", i, r.Status, r.Body)
+		}
+	}
+	if r := e.get("/api/v1/plugins?q=hello"); r.Status != http.StatusOK {
+		t.Errorf("the search budget was spent by category pages: %d %s", r.Status, r.Body)
 	}
 }
 
