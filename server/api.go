@@ -191,15 +191,15 @@ func (s *Server) pageURL(it *ingest.Item) string {
 
 // handlePluginShow is GET /api/v1/plugins/{id}: metadata and every version.
 func (s *Server) handlePluginShow(c echo.Context) error {
-	it, ok := s.svc.Catalog().Item(c.Param("id"))
+	it, ok := s.svc.Catalog().Item(pathParam(c, "id"))
 	if !ok { // a quarantined package is still described, each version saying so (quarantine.go)
 		var err error
-		if it, ok, err = s.quarantinedPage(c, c.Param("id")); err != nil {
+		if it, ok, err = s.quarantinedPage(c, pathParam(c, "id")); err != nil {
 			return err
 		}
 	}
 	if !ok {
-		return errf(http.StatusNotFound, "no listed plugin "+c.Param("id"))
+		return errf(http.StatusNotFound, "no listed plugin "+pathParam(c, "id"))
 	}
 	rels, err := s.md.Releases(c.Request().Context(), it.ID)
 	if err != nil {
@@ -236,9 +236,9 @@ func (s *Server) apiVersionOf(r *store.Release) apiVersion {
 
 // handleVersionShow is GET /api/v1/plugins/{id}/versions/{version}.
 func (s *Server) handleVersionShow(c echo.Context) error {
-	r, err := s.md.Release(c.Request().Context(), c.Param("id"), c.Param("version"))
+	r, err := s.md.Release(c.Request().Context(), pathParam(c, "id"), pathParam(c, "version"))
 	if errors.Is(err, store.ErrNotFound) {
-		return errf(http.StatusNotFound, "no version "+c.Param("version")+" of "+c.Param("id"))
+		return errf(http.StatusNotFound, "no version "+pathParam(c, "version")+" of "+pathParam(c, "id"))
 	}
 	if err != nil {
 		return err
@@ -320,7 +320,7 @@ func (s *Server) handleYank(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.Yank(c.Request().Context(), actorOf(c), c.Param("id"), c.Param("version"), true, b.Reason); err != nil {
+	if err := s.svc.Yank(c.Request().Context(), actorOf(c), pathParam(c, "id"), pathParam(c, "version"), true, b.Reason); err != nil {
 		return err
 	}
 	return s.handleVersionShow(c)
@@ -328,7 +328,7 @@ func (s *Server) handleYank(c echo.Context) error {
 
 // handleUnyank is POST /api/v1/plugins/{id}/versions/{version}/unyank.
 func (s *Server) handleUnyank(c echo.Context) error {
-	if err := s.svc.Yank(c.Request().Context(), actorOf(c), c.Param("id"), c.Param("version"), false, ""); err != nil {
+	if err := s.svc.Yank(c.Request().Context(), actorOf(c), pathParam(c, "id"), pathParam(c, "version"), false, ""); err != nil {
 		return err
 	}
 	return s.handleVersionShow(c)
@@ -341,10 +341,10 @@ func (s *Server) handleDeprecate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.Deprecate(c.Request().Context(), actorOf(c), c.Param("id"), b.Reason, b.Replacement); err != nil {
+	if err := s.svc.Deprecate(c.Request().Context(), actorOf(c), pathParam(c, "id"), b.Reason, b.Replacement); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"id": c.Param("id"), "reason": b.Reason, "replacement": b.Replacement})
+	return c.JSON(http.StatusOK, map[string]string{"id": pathParam(c, "id"), "reason": b.Reason, "replacement": b.Replacement})
 }
 
 // handleAudit is GET /api/v1/admin/audit?limit=&before= (admin).

@@ -108,7 +108,7 @@ func (s *Server) handleCompatibility(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.svc.Compatibility(c.Request().Context(), c.Param("id"), h)
+	rep, err := s.svc.Compatibility(c.Request().Context(), pathParam(c, "id"), h)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *Server) handleUpgrade(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.svc.Upgrade(c.Request().Context(), c.Param("id"), c.QueryParam("from"), h)
+	rep, err := s.svc.Upgrade(c.Request().Context(), pathParam(c, "id"), c.QueryParam("from"), h)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (s *Server) handleCompatSet(c echo.Context) error {
 	if err := decodeJSONBody(c, &b); err != nil {
 		return err
 	}
-	cur, err := s.svc.SetCompat(c.Request().Context(), actorOf(c), c.Param("id"), c.Param("version"), b.MaxKandev, b.Reason)
+	cur, err := s.svc.SetCompat(c.Request().Context(), actorOf(c), pathParam(c, "id"), pathParam(c, "version"), b.MaxKandev, b.Reason)
 	if err != nil {
 		return err
 	}
@@ -152,11 +152,11 @@ func (s *Server) handleCompatSet(c echo.Context) error {
 // handleCompatClear is POST /api/v1/admin/compat/{id}/versions/{version}/clear (admin):
 // remove the curation; the manifest's range applies again.
 func (s *Server) handleCompatClear(c echo.Context) error {
-	had, err := s.svc.ClearCompat(c.Request().Context(), actorOf(c), c.Param("id"), c.Param("version"))
+	had, err := s.svc.ClearCompat(c.Request().Context(), actorOf(c), pathParam(c, "id"), pathParam(c, "version"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"id": c.Param("id"), "version": c.Param("version"), "cleared": had})
+	return c.JSON(http.StatusOK, map[string]any{"id": pathParam(c, "id"), "version": pathParam(c, "version"), "cleared": had})
 }
 
 // decodeJSONBody reads a small JSON object body (at most 64 KiB, no unknown fields).

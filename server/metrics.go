@@ -107,7 +107,7 @@ func (s *Server) observeRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		o.count.Inc()
 		o.duration.Observe(time.Since(start).Seconds())
 		if route == "/packages/:id/:file" && c.Request().Method == http.MethodGet && status == http.StatusOK {
-			s.countDownload(c.Param("id"))
+			s.countDownload(pathParam(c, "id"))
 		}
 		return nil
 	}

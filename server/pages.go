@@ -165,15 +165,15 @@ func publisherOf(it *ingest.Item) string {
 
 // handlePluginPage is GET /plugins/{id}: one plugin or canvas.
 func (s *Server) handlePluginPage(c echo.Context) error {
-	it, ok := s.svc.Catalog().Item(c.Param("id"))
+	it, ok := s.svc.Catalog().Item(pathParam(c, "id"))
 	if !ok { // a quarantined package keeps its page, with the reason (quarantine.go)
 		var err error
-		if it, ok, err = s.quarantinedPage(c, c.Param("id")); err != nil {
+		if it, ok, err = s.quarantinedPage(c, pathParam(c, "id")); err != nil {
 			return err
 		}
 	}
 	if !ok || it.Kind == "extension" {
-		return errf(http.StatusNotFound, "no plugin named "+c.Param("id")+" is listed here")
+		return errf(http.StatusNotFound, "no plugin named "+pathParam(c, "id")+" is listed here")
 	}
 	rels, err := s.md.Releases(c.Request().Context(), it.ID)
 	if err != nil {
