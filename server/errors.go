@@ -86,10 +86,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	_ = c.JSON(code, body)
 }
 
-// wantsHTML reports whether the request is for a page rather than the API or a file.
+// wantsHTML reports whether the request is for a page rather than the API or a file (a
+// document, a package, an image, the transparency log): those answer errors as JSON, and
+// carry no page CSP (images set their own sandbox).
 func wantsHTML(c echo.Context) bool {
 	p := c.Request().URL.Path
-	for _, prefix := range []string{"/api/", "/packages/", "/icons/", "/index.json", "/kandev/", "/curupira/", "/static/", "/metrics", "/healthz", "/readyz"} {
+	for _, prefix := range []string{"/api/", "/packages/", "/icons/", "/previews/", "/index.json", "/index/", "/kandev/", "/curupira/", "/log/",
+		"/static/", "/metrics", "/healthz", "/readyz"} {
 		if len(p) >= len(prefix) && p[:len(prefix)] == prefix {
 			return false
 		}

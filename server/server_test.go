@@ -298,11 +298,13 @@ func TestAuditAndAdmin(t *testing.T) {
 
 func TestErrorShapesAndHeaders(t *testing.T) {
 	e := newEnv(t, "")
-	for _, path := range []string{"/api/v1/plugins/nope", "/api/v1/plugins?sort=bogus", "/packages/nope/nope-1.0.0.tar.gz", "/packages/..%2f..%2fetc/passwd"} {
+	// Machine-readable routes (documents, shards, images, the log) answer errors as JSON too.
+	for _, path := range []string{"/api/v1/plugins/nope", "/api/v1/plugins?sort=bogus", "/packages/nope/nope-1.0.0.tar.gz", "/packages/..%2f..%2fetc/passwd",
+		"/index/x.json", "/previews/abc.png", "/log/lookup/foo@1.0.0"} {
 		r := e.get(path)
 		var body apiErr
-		if r.Status < 400 || json.Unmarshal(r.Body, &body) != nil || body.Error == "" {
-			t.Errorf("%s: %d %s", path, r.Status, r.Body)
+		if r.Status < 400 || !isJSON(r) || json.Unmarshal(r.Body, &body) != nil || body.Error == "" {
+			t.Errorf("%s: %d %s %.200s", path, r.Status, r.Header.Get("Content-Type"), r.Body)
 		}
 	}
 	page := e.get("/no/such/page")
