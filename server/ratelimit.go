@@ -315,11 +315,11 @@ func (rl *rateLimiters) clientIP(c echo.Context) string {
 // bearerKey is a digest of the request's bearer token ("" when none): buckets never hold
 // a secret.
 func bearerKey(c echo.Context) string {
-	secret, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
-	if !ok || strings.TrimSpace(secret) == "" {
+	secret, ok := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+	if !ok {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(secret)))
+	sum := sha256.Sum256([]byte(secret))
 	return "tok:" + hex.EncodeToString(sum[:12])
 }
 

@@ -157,6 +157,47 @@ func TestCategoryPageIgnoresQuery(t *testing.T) {
 	}
 }
 
+// TestBearerSchemeIsCaseInsensitive: "bearer", "BEARER" and extra whitespace around the
+// token authenticate as "Bearer " does (RFC 9110 §11.1), and the rate limiter keys the
+// token the same way however its scheme is spelled.
+func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
+	e := newEnvWith(t, server.Config{RateLimits: server.RateLimits{Publish: 1, TrustForwarded: true}}, nil, true)
+	audit := func(auth, ip string) response {
+		req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/admin/audit", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("X-Forwarded-For", ip)
+		return e.do(req)
+	}
+	for _, h := range []string{"bearer " + adminToken, "BEARER " + adminToken, "Bearer   " + adminToken + "  ", "  bEaReR " + adminToken} {
+		if r := audit(h, "203.0.113.1"); r.Status != http.StatusOK {
+			t.Errorf("Authorization %q: %d %s", h, r.Status, r.Body)
+		}
+	}
+	for _, h := range []string{"Basic " + adminToken, "Bearer", "Bearer    ", "Bearer" + adminToken} {
+		if r := audit(h, "203.0.113.1"); r.Status != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: %d %s, want 401", h, r.Status, r.Body)
+		}
+	}
+	// The publish budget is the token's: one write under "Bearer ", and the same token
+	// under "bearer " from another address finds the budget spent.
+	if r := e.call(call{http.MethodPost, "/api/v1/packages", adminToken, "203.0.113.1", 0}); r.Status != http.StatusBadRequest {
+		t.Fatalf("first write: %d %s", r.Status, r.Body)
+	}
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/api/v1/packages", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "bearer  "+adminToken)
+	req.Header.Set("X-Forwarded-For", "203.0.113.2")
+	req.Header.Set("Content-Type", "application/json")
+	if r := e.do(req); r.Status != http.StatusTooManyRequests {
+		t.Errorf("the same token under a lower-case scheme: %d %s, want 429 (one budget per token)", r.Status, r.Body)
+	}
+}
+
 func isJSON(r response) bool {
 	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")
 }
