@@ -277,7 +277,7 @@ func RefuseReportBody() *Refusal {
 
 // RefuseReportJSON is the refusal of an API report whose body is not a JSON object.
 func RefuseReportJSON(err error) *Refusal {
-	return refuseOne(ErrBadQuery, "report.body.json", "", "the report's body is not JSON (%v): send Content-Type: application/json and {\"kind\": …, \"reason\": …, \"version\"?: …}", err)
+	return refuseOne(ErrBadQuery, "report.body.json", "", "the report's body is not the JSON object expected (%v): send Content-Type: application/json and {\"kind\": …, \"reason\": …, \"version\"?: …}", err)
 }
 
 // RefuseReportOrigin is the refusal of a report a browser sent from another site's page.

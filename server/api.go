@@ -262,8 +262,8 @@ func bindReason(c echo.Context) (reasonBody, error) {
 	if c.Request().ContentLength == 0 {
 		return b, nil
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10)).Decode(&b); err != nil {
-		return b, errf(http.StatusBadRequest, "expected a JSON body like {\"reason\": \"...\"}")
+	if err := bindJSON(c, 64<<10, &b, false, `{"reason": "..."}`); err != nil {
+		return b, err
 	}
 	if len(b.Reason) > 1000 || len(b.Replacement) > 214 {
 		return b, errf(http.StatusBadRequest, "reason is limited to 1000 characters, replacement to 214")

@@ -51,8 +51,5 @@ func (s *Server) handleBlocklistRemove(c echo.Context) error {
 
 // decodeBlockBody reads {"sha256": ..., "reason": ...} (at most 64 KiB, no other fields).
 func decodeBlockBody(c echo.Context, b *blockBody) error {
-	if err := decodeJSONBody(c, b); err != nil {
-		return errf(http.StatusBadRequest, `expected a JSON body like {"sha256": "<64 hex digits>", "reason": "..."}`)
-	}
-	return nil
+	return decodeJSONBody(c, b, `{"sha256": "<64 hex digits>", "reason": "..."}`)
 }

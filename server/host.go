@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -139,7 +138,7 @@ type compatBody struct {
 // {"max_kandev","reason"} (admin): narrow the release to hosts up to max_kandev.
 func (s *Server) handleCompatSet(c echo.Context) error {
 	var b compatBody
-	if err := decodeJSONBody(c, &b); err != nil {
+	if err := decodeJSONBody(c, &b, `{"max_kandev": "0.93.4", "reason": "..."}`); err != nil {
 		return err
 	}
 	cur, err := s.svc.SetCompat(c.Request().Context(), actorOf(c), pathParam(c, "id"), pathParam(c, "version"), b.MaxKandev, b.Reason)
@@ -159,14 +158,10 @@ func (s *Server) handleCompatClear(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"id": pathParam(c, "id"), "version": pathParam(c, "version"), "cleared": had})
 }
 
-// decodeJSONBody reads a small JSON object body (at most 64 KiB, no unknown fields).
-func decodeJSONBody(c echo.Context, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errf(http.StatusBadRequest, "expected a JSON body like {\"max_kandev\": \"0.93.4\", \"reason\": \"...\"}: "+err.Error())
-	}
-	return nil
+// decodeJSONBody reads a small JSON object body (at most 64 KiB, no unknown fields); a
+// refusal shows example.
+func decodeJSONBody(c echo.Context, v any, example string) error {
+	return bindJSON(c, 64<<10, v, true, example)
 }
 
 // markCurated shows on the versions table of a plugin page the releases an admin narrowed

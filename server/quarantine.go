@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -40,10 +39,8 @@ func (s *Server) handleQuarantineRelease(c echo.Context) error {
 
 func (s *Server) quarantine(c echo.Context, version string) error {
 	var b quarantineBody
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		return errf(http.StatusBadRequest, "expected a JSON body like {\"reason\": \"a leaked token published a credential stealer\"}: "+err.Error())
+	if err := bindJSON(c, 64<<10, &b, true, `{"reason": "a leaked token published a credential stealer"}`); err != nil {
+		return err
 	}
 	q, err := s.svc.Quarantine(c.Request().Context(), actorOf(c), pathParam(c, "id"), version, b.Reason)
 	if err != nil {

@@ -196,15 +196,15 @@ func TestQuarantinedExtensionKeepsItsPage(t *testing.T) {
 }
 
 // TestQuarantineBodyIsBounded: the largest body an admin may send a quarantine is 64 KiB;
-// one over it is refused unread (400), and nothing is quarantined.
+// one over it is refused unread (413, naming the limit), and nothing is quarantined.
 func TestQuarantineBodyIsBounded(t *testing.T) {
 	e := newEnv(t, "")
 	if r := e.publish(e.token("acme"), "acme-hello-1.0.0.tar.gz", pkg(t, "acme-hello", "1.0.0", "says hello")); r.Status != http.StatusCreated {
 		t.Fatalf("publish: %d %s", r.Status, r.Body)
 	}
 	r := e.post("/api/v1/admin/quarantine/acme-hello", adminToken, map[string]string{"reason": strings.Repeat("x", 64<<10)})
-	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "too large") {
-		t.Errorf("a quarantine body over 64 KiB: %d %s, want 400 naming the size", r.Status, r.Body)
+	if r.Status != http.StatusRequestEntityTooLarge || !strings.Contains(string(r.Body), "over 64 KiB (65536 bytes)") {
+		t.Errorf("a quarantine body over 64 KiB: %d %s, want 413 naming the limit", r.Status, r.Body)
 	}
 	if r := e.get("/packages/acme-hello/acme-hello-1.0.0.tar.gz"); r.Status != http.StatusOK {
 		t.Errorf("download after the refused quarantine: %d, want 200", r.Status)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"mime"
 	"net/http"
@@ -89,7 +88,7 @@ func decodeReportJSON(req *http.Request) (reportBody, error) {
 		return reportBody{}, ingest.RefuseReportJSON(errors.New("Content-Type is " + strconv.Quote(ct)))
 	}
 	var b reportBody
-	err := json.NewDecoder(req.Body).Decode(&b)
+	err := readJSONObject(req.Body, &b, false)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -237,9 +236,8 @@ func (s *Server) handleReportResolve(c echo.Context) error {
 		return errf(http.StatusNotFound, "no report has the id "+strconv.Quote(c.Param("report"))+": report ids are positive integers (GET /api/v1/admin/reports)")
 	}
 	var b resolveBody
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, ingest.MaxReportBody))
-	if err := dec.Decode(&b); err != nil {
-		return errf(http.StatusBadRequest, "expected a JSON body like {\"resolution\": \"...\", \"action\": \"yanked\"} of at most 8 KiB")
+	if err := bindJSON(c, ingest.MaxReportBody, &b, false, `{"resolution": "...", "action": "yanked"}`); err != nil {
+		return err
 	}
 	if strings.TrimSpace(b.Action) == "" {
 		b.Action = "none"
