@@ -25,12 +25,12 @@ func (s *Service) mayManage(a Actor, id string) bool {
 // Yank hides a version from "latest" and the index (it stays downloadable by its exact
 // URL); with yanked false it restores it.
 func (s *Service) Yank(ctx context.Context, a Actor, id, version string, yanked bool, reason string) error {
-	if !s.mayManage(a, id) {
-		return refuse(ErrForbidden, nil, "%s may not yank versions of %q: only its owners (plugins.yaml owners) or an admin may", a.Name, id)
-	}
 	action := "yank"
 	if !yanked {
 		action, reason = "unyank", ""
+	}
+	if !s.mayManage(a, id) {
+		return refuse(ErrForbidden, nil, "%s may not %s versions of %q: only its owners (plugins.yaml owners) or an admin may", a.Name, action, id)
 	}
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()

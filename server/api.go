@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -257,6 +258,13 @@ type reasonBody struct {
 	Replacement string `json:"replacement"`
 }
 
+// maxReasonChars and maxReplacementChars bound a yank's or deprecation's reason and a
+// deprecation's replacement id, in characters.
+const (
+	maxReasonChars      = 1000
+	maxReplacementChars = 214
+)
+
 func bindReason(c echo.Context) (reasonBody, error) {
 	var b reasonBody
 	if c.Request().ContentLength == 0 {
@@ -265,8 +273,12 @@ func bindReason(c echo.Context) (reasonBody, error) {
 	if err := bindJSON(c, 64<<10, &b, false, `{"reason": "..."}`); err != nil {
 		return b, err
 	}
-	if len(b.Reason) > 1000 || len(b.Replacement) > 214 {
-		return b, errf(http.StatusBadRequest, "reason is limited to 1000 characters, replacement to 214")
+	// The limits count characters, not bytes: 400 CJK characters are 1,200 bytes.
+	if n := utf8.RuneCountInString(b.Reason); n > maxReasonChars {
+		return b, errf(http.StatusBadRequest, fmt.Sprintf("reason is limited to %d characters, found %d: shorten it", maxReasonChars, n))
+	}
+	if n := utf8.RuneCountInString(b.Replacement); n > maxReplacementChars {
+		return b, errf(http.StatusBadRequest, fmt.Sprintf("replacement is limited to %d characters (a package id's limit), found %d: name the package that replaces this one", maxReplacementChars, n))
 	}
 	// Both reach index.json and the pages verbatim: no control or format characters (a
 	// line break or a bidi override would forge or hide text), one line.
