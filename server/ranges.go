@@ -13,9 +13,15 @@ import (
 // as net/http itself does for ranges that add up to more than the file.
 const maxRanges = 16
 
-// dropExcessRanges removes a Range header asking for more than maxRanges ranges.
+// dropExcessRanges removes a Range header asking for more than maxRanges ranges, and one
+// in a unit other than bytes (items=0-1): RFC 9110 §14.2 has a server ignore a range unit
+// it does not know and answer the whole body, where http.ServeContent would answer 416.
 func dropExcessRanges(r *http.Request) {
-	if h := r.Header.Get("Range"); h != "" && strings.Count(h, ",") >= maxRanges {
+	h := r.Header.Get("Range")
+	if h == "" {
+		return
+	}
+	if strings.Count(h, ",") >= maxRanges || !strings.HasPrefix(h, "bytes=") {
 		r.Header.Del("Range")
 	}
 }
