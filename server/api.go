@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -361,12 +362,17 @@ func (s *Server) handleDeprecate(c echo.Context) error {
 
 // handleAudit is GET /api/v1/admin/audit?limit=&before= (admin).
 func (s *Server) handleAudit(c echo.Context) error {
-	limit, _ := strconv.Atoi(c.QueryParam("limit"))
-	if limit <= 0 || limit > 500 {
-		limit = 100
+	// Parameters are checked as the webhook delivery log's are: a malformed one is a 400
+	// naming it, never the default page in silence.
+	limit, err := queryInt(c, "limit", 100, 1, 500, "the most entries one page holds")
+	if err != nil {
+		return err
 	}
-	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
-	entries, err := s.md.AuditLog(c.Request().Context(), limit, before)
+	before, err := queryInt(c, "before", 0, 1, math.MaxInt64, "an entry id: the entries older than it")
+	if err != nil {
+		return err
+	}
+	entries, err := s.md.AuditLog(c.Request().Context(), int(limit), before)
 	if err != nil {
 		return err
 	}

@@ -214,8 +214,11 @@ func (s *Server) reportSection(c echo.Context, id, page string, versions []web.V
 // handleReportList is GET /api/v1/admin/reports?open=true&package=ID&limit=N (admin):
 // reports newest first, reporter hashes included (equal hashes are one address).
 func (s *Server) handleReportList(c echo.Context) error {
-	limit, _ := strconv.Atoi(c.QueryParam("limit"))
-	rs, err := s.svc.Reports(c.Request().Context(), c.QueryParam("open") == "true", c.QueryParam("package"), limit)
+	limit, err := queryInt(c, "limit", 500, 1, 500, "the most reports one answer holds")
+	if err != nil {
+		return err
+	}
+	rs, err := s.svc.Reports(c.Request().Context(), c.QueryParam("open") == "true", c.QueryParam("package"), int(limit))
 	if err != nil {
 		return err
 	}
