@@ -201,7 +201,7 @@ func (s *Server) handlePluginShow(c echo.Context) error {
 		}
 	}
 	if !ok {
-		return errf(http.StatusNotFound, "no listed plugin "+pathParam(c, "id"))
+		return errf(http.StatusNotFound, "no listed plugin "+truncateForMessage(pathParam(c, "id")))
 	}
 	rels, err := s.md.Releases(c.Request().Context(), it.ID)
 	if err != nil {
@@ -240,7 +240,7 @@ func (s *Server) apiVersionOf(r *store.Release) apiVersion {
 func (s *Server) handleVersionShow(c echo.Context) error {
 	r, err := s.md.Release(c.Request().Context(), pathParam(c, "id"), pathParam(c, "version"))
 	if errors.Is(err, store.ErrNotFound) {
-		return errf(http.StatusNotFound, "no version "+pathParam(c, "version")+" of "+pathParam(c, "id"))
+		return errf(http.StatusNotFound, "no version "+truncateForMessage(pathParam(c, "version"))+" of "+truncateForMessage(pathParam(c, "id")))
 	}
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ func (s *Server) handlePackage(c echo.Context) error {
 	version = strings.TrimSuffix(version, ".tar.gz")
 	id, ok := s.svc.Catalog().PackageIDForFile(fileID)
 	if !ok {
-		return errf(http.StatusNotFound, "no package "+fileID)
+		return errf(http.StatusNotFound, "no package "+truncateForMessage(fileID))
 	}
 	rel, err := s.md.Release(c.Request().Context(), id, version)
 	if unavailable(err) {
@@ -41,7 +41,7 @@ func (s *Server) handlePackage(c echo.Context) error {
 		}
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return errf(http.StatusNotFound, "no version "+version+" of "+id)
+		return errf(http.StatusNotFound, "no version "+truncateForMessage(version)+" of "+id)
 	}
 	if err != nil {
 		return err

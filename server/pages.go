@@ -173,7 +173,7 @@ func (s *Server) handlePluginPage(c echo.Context) error {
 		}
 	}
 	if !ok || it.Kind == "extension" {
-		return errf(http.StatusNotFound, "no plugin named "+pathParam(c, "id")+" is listed here")
+		return errf(http.StatusNotFound, "no plugin named "+truncateForMessage(pathParam(c, "id"))+" is listed here")
 	}
 	rels, err := s.md.Releases(c.Request().Context(), it.ID)
 	if err != nil {
@@ -229,7 +229,7 @@ func (s *Server) handleExtensionPage(c echo.Context) error {
 		}
 	}
 	if !ok || it.Kind != "extension" {
-		return errf(http.StatusNotFound, "no extension named "+name+" is listed here")
+		return errf(http.StatusNotFound, "no extension named "+truncateForMessage(name)+" is listed here")
 	}
 	rels, err := s.md.Releases(c.Request().Context(), it.ID)
 	if err != nil {
@@ -294,7 +294,7 @@ func (s *Server) handlePublisherPage(c echo.Context) error {
 	}
 	pv := s.svc.Catalog().Views().Publisher(name)
 	if pv == nil {
-		return errf(http.StatusNotFound, "no publisher named "+name+" maintains anything listed here")
+		return errf(http.StatusNotFound, "no publisher named "+truncateForMessage(name)+" maintains anything listed here")
 	}
 	l := page{items: windowOf(pv.Items, (n-1)*pagePerPage, pagePerPage), total: len(pv.Items)}
 	if err := pageInRange(n, pagePerPage, l); err != nil {
@@ -429,8 +429,10 @@ func (s *Server) renderErrorPage(c echo.Context, code int, msg string) error {
 	p.Meta.NoIndex = true
 	if code < 500 {
 		p.Message = msg
-		if q := lastSegment(c.Request().URL.Path); oneLineText(q) {
-			p.Query = q // prefilled in the search box; a control character is never echoed
+		// Prefilled in the search box: a control character is never echoed, nor a segment
+		// longer than a search may be (q is limited to 200 characters).
+		if q := lastSegment(c.Request().URL.Path); oneLineText(q) && len(q) <= 200 {
+			p.Query = q
 		}
 	}
 	p.Meta.PageSearch = code < 500 // a 4xx page has its own search box
