@@ -60,11 +60,36 @@ func (s *Service) Yank(ctx context.Context, a Actor, id, version string, yanked 
 	return nil
 }
 
+// checkReplacement refuses a deprecation's replacement that cannot be followed: the
+// package itself, one given with an empty reason (which clears the deprecation, so the
+// replacement would be dropped while the answer named it), or one plugins.yaml does not
+// list.
+func (s *Service) checkReplacement(id, reason, replacement string) error {
+	switch {
+	case replacement == "":
+		return nil
+	case reason == "":
+		return refuse(ErrBadQuery, nil, "replacement %q was given with an empty reason, which clears the deprecation: send a reason to deprecate %q, or no replacement to clear it", replacement, id)
+	case replacement == id:
+		return refuse(ErrBadQuery, nil, "replacement %q is the package being deprecated: name another package, or leave replacement out", replacement)
+	}
+	if _, ok := s.listed(replacement, false); ok {
+		return nil
+	}
+	if _, ok := s.listed(replacement, true); ok {
+		return nil
+	}
+	return refuse(ErrBadQuery, nil, "replacement %q is not listed in plugins.yaml: name a listed package, or leave replacement out", replacement)
+}
+
 // Deprecate marks a package deprecated with a reason and an optional replacement id; an
 // empty reason clears it.
 func (s *Service) Deprecate(ctx context.Context, a Actor, id, reason, replacement string) error {
 	if !s.mayManage(a, id) {
 		return refuse(ErrForbidden, nil, "%s may not deprecate %q: only its owners (plugins.yaml owners) or an admin may", a.Name, id)
+	}
+	if err := s.checkReplacement(id, reason, replacement); err != nil {
+		return err
 	}
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()

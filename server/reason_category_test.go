@@ -28,7 +28,8 @@ func TestReasonsArePlainText(t *testing.T) {
 		{"deprecate javascript replacement", deprecate, "replacement", map[string]string{"reason": "old", "replacement": "javascript:alert(1)"}, 400},
 		{"deprecate replacement with a space", deprecate, "replacement", map[string]string{"reason": "old", "replacement": "acme other"}, 400},
 		{"deprecate plugin replacement", deprecate, "", map[string]string{"reason": "use the other", "replacement": "acme-other"}, 200},
-		{"deprecate extension replacement", deprecate, "", map[string]string{"reason": "use the extension", "replacement": "@acme/hello-ext"}, 200},
+		// A scoped name passes the id shape; this registry lists no such extension, so it is refused as unlisted.
+		{"deprecate unlisted extension replacement", deprecate, "is not listed", map[string]string{"reason": "use the extension", "replacement": "@acme/hello-ext"}, 400},
 		{"yank plain reason", yank, "", map[string]string{"reason": "broken build — see issue #4"}, 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
