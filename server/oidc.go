@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -29,8 +28,12 @@ func (s *Server) handleOIDC(c echo.Context) error {
 		return errf(http.StatusNotFound, "trusted publishing is disabled on this registry (--oidc-issuer off)")
 	}
 	var req oidcRequest
-	if err := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10)).Decode(&req); err != nil || req.Token == "" {
-		return errf(http.StatusBadRequest, `expected a JSON body {"token": "<GitHub Actions OIDC token>"}`)
+	const example = `{"token": "<GitHub Actions OIDC token>"}`
+	if err := bindJSON(c, 64<<10, &req, false, example); err != nil {
+		return err
+	}
+	if req.Token == "" {
+		return errf(http.StatusBadRequest, "expected a JSON body like "+example+`: field "token" is missing or empty`)
 	}
 	secret, exp, scope, err := s.cfg.OIDC.Exchange(c.Request().Context(), req.Token)
 	if errors.Is(err, ingest.ErrUnauthenticated) {

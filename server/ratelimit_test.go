@@ -266,6 +266,30 @@ func TestOIDCRefusalKeepsItsRule(t *testing.T) {
 	}
 }
 
+// TestOIDCBodyIsOneObject: the exchange's body is one JSON object with a token, as every
+// other JSON body: junk after it, a token of the wrong type or none are refused, naming
+// what is wrong.
+func TestOIDCBodyIsOneObject(t *testing.T) {
+	e := newEnvWith(t, server.Config{OIDC: oidcOnly{good: "good-jwt"}}, nil, true)
+	for body, want := range map[string]string{
+		`{"token": "good-jwt"} junk`: "one object and nothing after it",
+		`{"token": ["good-jwt"]}`:    `field "token" must be a string, found an array`,
+		`{}`:                         `field "token" is missing or empty`,
+	} {
+		req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/api/v1/auth/oidc", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		r := e.do(req)
+		var got apiErr
+		r.json(t, &got)
+		if r.Status != http.StatusBadRequest || !strings.Contains(got.Error, want) {
+			t.Errorf("%s: %d %s, want 400 saying %q", body, r.Status, r.Body, want)
+		}
+	}
+}
+
 // TestFailedOIDCExchangesAreRefunded: refused OIDC tokens spend the failure budget, not
 // the exchange budget a valid token from the same address needs.
 func TestFailedOIDCExchangesAreRefunded(t *testing.T) {
@@ -340,7 +364,7 @@ func TestBodyLimits(t *testing.T) {
 		{"/api/v1/admin/compat/:id/versions/:version", "/api/v1/admin/compat/acme-hello/versions/1.0.0", []byte(`{"max_kandev": "9.0.0", "reason": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusRequestEntityTooLarge},
 		{"/api/v1/admin/quarantine/:id", "/api/v1/admin/quarantine/acme-hello", []byte(bigJSON), "application/json", http.StatusRequestEntityTooLarge},
 		{"/api/v1/admin/quarantine/:id/versions/:version", "/api/v1/admin/quarantine/acme-hello/versions/1.0.0", []byte(bigJSON), "application/json", http.StatusRequestEntityTooLarge},
-		{"/api/v1/auth/oidc", "/api/v1/auth/oidc", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusBadRequest},
+		{"/api/v1/auth/oidc", "/api/v1/auth/oidc", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusRequestEntityTooLarge},
 		{"/api/v1/tokens/revoke", "/api/v1/tokens/revoke", []byte(`{"token": "` + strings.Repeat("a", 200<<10) + `"}`), "application/json", http.StatusRequestEntityTooLarge},
 		{"/api/v1/plugins/:id/reports", "/api/v1/plugins/acme-hello/reports", []byte(bigJSON), "application/json", http.StatusRequestEntityTooLarge},
 		{"/plugins/:id/report", "/plugins/acme-hello/report", []byte("kind=broken&reason=" + strings.Repeat("a", 200<<10)), "application/x-www-form-urlencoded", http.StatusRequestEntityTooLarge},
