@@ -43,6 +43,9 @@ func cmdLogVerify(ctx context.Context, c *cli, args []string) int {
 	case len(pos) > 0:
 		return c.usageError("log verify", "expected no argument, found %q", strings.Join(pos, " "))
 	}
+	if err := checkHTTPURL(*base); err != nil {
+		return c.usageError("log verify", "--registry %q: %v: give the base URL of the registry or mirror, such as https://plugins.example.com", *base, err)
+	}
 	v, err := loadVerifierKey(*key)
 	if err != nil {
 		return c.usageError("log verify", "%v", err)

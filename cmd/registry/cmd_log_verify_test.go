@@ -92,6 +92,7 @@ func TestLogVerifyUsage(t *testing.T) {
 		{nil, "--registry URL and --key VERIFIERKEY are required"},
 		{[]string{"--registry", "http://x", "--key", "not-a-key"}, "neither a verifier key"},
 		{[]string{"--registry", "http://x", "--key", "a+b+c", "extra"}, "expected no argument"},
+		{[]string{"--registry", "plugins.example.com", "--key", "a+b+c"}, `--registry "plugins.example.com"`},
 	}
 	for _, tt := range tests {
 		code, _, errOut := logVerify(t, tt.args...)
