@@ -192,10 +192,16 @@ func (s *Store) CheckDatabase(ctx context.Context) ([]string, error) {
 // isCorrupt reports whether err is SQLite's word that the database file is damaged
 // (SQLITE_CORRUPT, SQLITE_NOTADB), rather than that a statement failed.
 func isCorrupt(err error) bool {
+	code, ok := sqliteCode(err)
+	return ok && (code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB)
+}
+
+// sqliteCode is the primary result code of the SQLite error in err's chain (that of an
+// extended code such as SQLITE_IOERR_WRITE), ok false when err holds none.
+func sqliteCode(err error) (code int, ok bool) {
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
-		return false
+		return 0, false
 	}
-	code := se.Code() & 0xff // the primary code of an extended one
-	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
+	return se.Code() & 0xff, true
 }

@@ -5,14 +5,7 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"modernc.org/sqlite"
-)
-
-// The SQLite primary result codes IsStorageError takes for the storage's.
-const (
-	sqliteBusy  = 5  // SQLITE_BUSY: another connection holds the lock past the timeout
-	sqliteIOErr = 10 // SQLITE_IOERR and its extended codes: the file system failed a read or write
-	sqliteFull  = 13 // SQLITE_FULL: "database or disk is full"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // IsStorageError reports whether err says that the storage failed (the disk is full,
@@ -25,10 +18,9 @@ func IsStorageError(err error) bool {
 	if err == nil {
 		return false
 	}
-	var sqErr *sqlite.Error
-	if errors.As(err, &sqErr) {
-		switch sqErr.Code() & 0xff {
-		case sqliteBusy, sqliteIOErr, sqliteFull:
+	if code, ok := sqliteCode(err); ok {
+		switch code {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL: // locked past the timeout, a failed read or write, full
 			return true
 		}
 	}

@@ -139,14 +139,11 @@ func openSQLite(ctx context.Context, path, dataDir string, unfinishedCopy bool) 
 // file and the fix, when SQLite's own words ("unable to open database file", "database disk
 // image is malformed") say neither.
 func sqliteAdvice(path string, err error) error {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	switch se.Code() & 0xff {
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+	code, _ := sqliteCode(err)
+	switch {
+	case isCorrupt(err):
 		return fmt.Errorf("%w: %s is damaged or not a registry database; restore it from a backup with the registry stopped (registry restore --force SNAPSHOT)", err, path)
-	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+	case code == sqlite3.SQLITE_CANTOPEN, code == sqlite3.SQLITE_READONLY, code == sqlite3.SQLITE_PERM:
 		return fmt.Errorf("%w: %s", err, accessAdvice(path))
 	}
 	return err
