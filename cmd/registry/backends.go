@@ -145,6 +145,15 @@ func (b backends) openBlobs(ctx context.Context, st *store.Store, dataDir string
 	return f, nil
 }
 
+// blobFolder is the folder of the blobs the flags name: DATA/blobs by default, or the PATH
+// of a file: --blobs; ok is false for a bucket.
+func (b backends) blobFolder(dataDir string) (dir string, ok bool) {
+	if b.defaultBlobs(dataDir) {
+		return filepath.Join(dataDir, "blobs"), true
+	}
+	return strings.CutPrefix(b.blobs, "file:")
+}
+
 // embedded reports whether the flags name the embedded default: the SQLite file and the
 // blob folder of dataDir, which one process holds (serve's lock).
 func (b backends) embedded(dataDir string) bool {
@@ -175,15 +184,12 @@ func (b backends) sweep(ctx context.Context, st *store.Store, blobs blobStore, d
 // SweepMinAge, and an operator pointing a new database at an old bucket is told by fsck.
 func (b backends) blobsWithoutDatabase(dataDir string) error {
 	p := b.sqlitePath(dataDir)
-	if p == "" || b.s3() {
+	dir, folder := b.blobFolder(dataDir)
+	if p == "" || !folder {
 		return nil
 	}
 	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 		return nil // there (or unreadable: opening it says why)
-	}
-	dir := filepath.Join(dataDir, "blobs")
-	if !b.defaultBlobs(dataDir) {
-		dir = strings.TrimPrefix(b.blobs, "file:")
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil

@@ -427,9 +427,7 @@ func restore(ctx context.Context, c *cli, dir, dst, snapshot string, force bool)
 	if err := store.CheckSnapshot(ctx, tmp); err != nil {
 		return fmt.Errorf("%s: %w; %s (give a file `registry backup` wrote)", snapshot, err, kept)
 	}
-	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
-		_ = os.Remove(tmp + suffix) // what the check may have left beside the copy
-	}
+	removeSidecars(tmp) // what the check may have left beside the copy
 	if err := takeOwnership(tmp, dst, dir); err != nil {
 		return fmt.Errorf("%w; %s", err, kept)
 	}
@@ -509,8 +507,14 @@ func copySnapshot(snapshot, tmp string) error {
 // removeRestoreTemp removes restore's temporary copy and the files SQLite may have made
 // beside it while it was checked.
 func removeRestoreTemp(tmp string) {
-	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-		_ = os.Remove(tmp + suffix)
+	_ = os.Remove(tmp)
+	removeSidecars(tmp)
+}
+
+// removeSidecars removes the files SQLite keeps beside the database file path.
+func removeSidecars(path string) {
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		_ = os.Remove(path + suffix)
 	}
 }
 

@@ -268,13 +268,13 @@ func checkWritableDir(dir string) error {
 // writes would otherwise pass the start and fail every publish whose two-hex-digit
 // subfolder is new with a bare 500. A bucket is not probed here.
 func checkWritableBlobs(b backends, dataDir string) error {
-	setting, dir := "--data "+dataDir, filepath.Join(dataDir, "blobs")
+	dir, ok := b.blobFolder(dataDir)
+	if !ok {
+		return nil
+	}
+	setting := "--data " + dataDir
 	if !b.defaultBlobs(dataDir) {
-		path, ok := strings.CutPrefix(b.blobs, "file:")
-		if !ok {
-			return nil
-		}
-		setting, dir = "--blobs "+b.blobs, path
+		setting = "--blobs " + b.blobs
 	}
 	fail := func(err error) error {
 		return fmt.Errorf("%s: the blob folder %s is not writable: %v (publishes store their files there: give the user the registry runs as write access to it and to its tmp folder, e.g. `chown -R USER %s` or `chmod -R u+rwX %s`, or choose another folder)",
