@@ -206,16 +206,7 @@ func TestServeOnPortZero(t *testing.T) {
 			t.Errorf("serve exit %d; stderr:\n%s", code, errOut)
 		}
 	}()
-	deadline := time.After(30 * time.Second)
-	for !strings.Contains(out.String(), "registry serving") {
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited with %d; stderr:\n%s", code, errOut)
-		case <-deadline:
-			t.Fatalf("not serving after 30 s; stderr:\n%s", errOut)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	awaitServing(t, out, errOut, done)
 	var public, listening string
 	if _, err := fmt.Sscanf(out.String()[strings.Index(out.String(), "registry serving"):], "registry serving %s (listening on %s", &public, &listening); err != nil {
 		t.Fatalf("serving line: %v\n%s", err, out)
@@ -239,5 +230,23 @@ func TestServeOnPortZero(t *testing.T) {
 	}
 	if name := strings.TrimPrefix(public, "http://") + "/log"; !strings.Contains(string(key), name) {
 		t.Errorf("log key %q does not name %s", key, name)
+	}
+}
+
+// awaitServing waits until serve, running with out and errOut and sending its exit code to
+// done, has printed its "registry serving" line. When serve exits first, its code is put
+// back in done for the test's own wait.
+func awaitServing(t *testing.T, out, errOut *syncBuffer, done chan int) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(out.String(), "registry serving") {
+		select {
+		case code := <-done:
+			done <- code
+			t.Fatalf("serve exited with %d; stderr:\n%s", code, errOut)
+		case <-deadline:
+			t.Fatalf("not serving after 30 s; stderr:\n%s", errOut)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // serve checks plugins.yaml once per content and binary: the first start parses it and
@@ -31,16 +30,7 @@ func TestServeCachesTheCheckedList(t *testing.T) {
 		go func() {
 			done <- cmdServe(ctx, c, []string{"--log-format", "json", "--addr", freeAddr(t), "--data", data, "--plugins", list, "--sync-interval", "0"})
 		}()
-		deadline := time.After(30 * time.Second)
-		for !strings.Contains(out.String(), "registry serving") {
-			select {
-			case code := <-done:
-				t.Fatalf("serve exited with %d; stderr:\n%s", code, errOut)
-			case <-deadline:
-				t.Fatalf("not serving after 30 s; stderr:\n%s", errOut)
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
+		awaitServing(t, out, errOut, done)
 		cancel()
 		if code := <-done; code != exitOK {
 			t.Fatalf("serve exit %d; stderr:\n%s", code, errOut)
