@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"syscall"
 
 	"github.com/pluginyard/registry/index"
 )
@@ -34,10 +35,21 @@ const heldMax = 16 << 10
 type heldConn struct {
 	*net.TCPConn
 	holding bool
-	held    []byte      // written while holding (a copy: net/http reuses its buffer)
-	bufs    net.Buffers // the writev list, reused; cleared after each write (it holds no document)
-	sends   int         // write and writev calls made, for tests
-	pre     []byte      // read before net/http had the connection (lane.go): its first bytes
+	held    []byte          // written while holding (a copy: net/http reuses its buffer)
+	bufs    net.Buffers     // the writev list, reused; cleared after each write (it holds no document)
+	sends   int             // write and writev calls made, for tests
+	pre     []byte          // read before net/http had the connection (lane.go): its first bytes
+	raw     syscall.RawConn // the socket, for the lane's raw reads and writev (rawio_linux.go)
+	iov     []rawIovec      // rawWritev's list, reused; cleared after each write
+}
+
+// newHeldConn wraps tc.
+func newHeldConn(tc *net.TCPConn) (*heldConn, error) {
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &heldConn{TCPConn: tc, raw: raw}, nil
 }
 
 // Read returns what the lane read before handing the connection over, then what comes.
@@ -104,8 +116,8 @@ func (c *heldConn) writeHeldAnd(first []byte, rest [][]byte) (int64, error) {
 		k := min(len(rest), iovMax-len(bufs))
 		bufs, rest = append(bufs, rest[:k]...), rest[k:]
 		all := bufs
-		m, err := bufs.WriteTo(c.TCPConn) // consumes bufs (its copy of the parts), never the parts
-		clear(all)                        // keep no document's bytes alive through the connection
+		m, err := c.rawWritev(bufs)
+		clear(all) // keep no document's bytes alive through the connection
 		n, bufs = n+m, all[:0]
 		if err != nil || len(rest) == 0 {
 			c.bufs, c.held = bufs, c.held[:0]

@@ -206,7 +206,7 @@ type heldListener struct{ net.Listener }
 func (l heldListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if tc, ok := c.(*net.TCPConn); ok {
-		return &heldConn{TCPConn: tc}, nil
+		return newHeldConn(tc)
 	}
 	return c, err
 }

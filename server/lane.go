@@ -178,7 +178,11 @@ func (l *laneListener) acceptLoop() {
 			l.give(c)
 			continue
 		}
-		hc := &heldConn{TCPConn: tc}
+		hc, err := newHeldConn(tc)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
 		l.mu.Lock()
 		if l.closing.Load() {
 			l.mu.Unlock()
@@ -304,7 +308,7 @@ func (l *laneListener) readHead(c *heldConn, buf []byte, n *int, first bool) (in
 				_ = c.SetReadDeadline(start.Add(l.head))
 			}
 		}
-		k, err := c.Read(buf[*n:])
+		k, err := c.rawRead(buf[*n:])
 		*n += k
 		if err != nil {
 			return -1, false

@@ -36,7 +36,11 @@ func laneWriterPair(t *testing.T, head bool) (*laneWriter, *bufio.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sc.Close() })
-	w := &laneWriter{c: &heldConn{TCPConn: sc.(*net.TCPConn)}, h: http.Header{}}
+	hc, err := newHeldConn(sc.(*net.TCPConn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &laneWriter{c: hc, h: http.Header{}}
 	w.reset(head)
 	return w, bufio.NewReader(client)
 }
